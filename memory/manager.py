@@ -1,0 +1,280 @@
+"""MemoryManager: the three memory tracks of every (tenant, user), and the governed paths into a prompt.
+
+* recent window: the last ``window_size`` messages, verbatim;
+* summary: what left the window, compressed (bounded, with source message ids);
+* long-term store: every message as a MemoryRecord in Chroma (text in the TextStore).
+
+Every read takes ``tenant_id`` and ``user_id`` and sees only that pair's data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .config import MemoryConfig
+from .embedders import Embedder, make_embedder
+from .recall import Candidates, govern
+from .schema import (
+    Context, EraseReport, Hit, MemoryRecord, Message, RecallResult, parse_time, validate_identifier, validate_text,
+)
+from .store import MemoryStore, Scope, StoreLocation
+from .summary import Compressor, extractive_compressor
+from .tokens import TokenCounter, count_tokens
+
+Progress = Callable[[int, int], None]
+"""progress(done, total), called as work advances (for progress bars)."""
+
+_QUERY_CACHE_SIZE = 256
+
+
+def memory_id_for(message: Message) -> str:
+    """Deterministic record id of a message, so re-adding the same message is a no-op."""
+    key = f"{message.tenant_id}\x1f{message.user_id}\x1f{message.id}"
+    return "mem-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+class MemoryManager:
+    """Three-track, per-(tenant, user) agent memory on Chroma.
+
+    Args:
+        config: knobs and defaults; see :class:`MemoryConfig`.
+        embedder: an :class:`Embedder`; default MiniLM (offline).
+        location: where the store lives; default in memory. Use
+            ``StoreLocation.from_env()`` for the data folder / server.
+        workspace: separates independent labs sharing one Chroma (one collection each).
+        compressor: folds expired window messages into the summary.
+        clock: returns POSIX seconds; injectable for deterministic tests.
+        token_counter: counts tokens for the memory budget.
+    """
+
+    def __init__(
+        self,
+        config: MemoryConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        location: StoreLocation | None = None,
+        workspace: str | None = None,
+        compressor: Compressor = extractive_compressor,
+        clock: Callable[[], float] = time.time,
+        token_counter: TokenCounter = count_tokens,
+    ) -> None:
+        self.config = config or MemoryConfig()
+        self.embedder = embedder or make_embedder("minilm")
+        self.location = location or StoreLocation()
+        self.workspace = workspace or f"ws-{uuid.uuid4().hex[:12]}"
+        self.store = MemoryStore(
+            location=self.location, workspace=self.workspace, embedder_name=self.embedder.name, dim=self.embedder.dim
+        )
+        self.compressor = compressor
+        self.clock = clock
+        self.token_counter = token_counter
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.RLock()
+
+    # --- write --------------------------------------------------------------
+    def add(self, message: Message) -> MemoryRecord:
+        """Add one message to the user's window and long-term store; returns its record."""
+        return self.add_many([message])[0]
+
+    def add_many(self, messages: Sequence[Message], *, progress: Progress | None = None, batch_size: int = 64) -> list[MemoryRecord]:
+        """Add messages in order, embedding them in batches. Already-stored messages are skipped (idempotent).
+
+        Every message is validated before anything is written, so bad input leaves the store as it was.
+        """
+        for i, m in enumerate(messages):
+            if not isinstance(m, Message):
+                raise TypeError(f"messages[{i}] must be a Message, got {type(m).__name__}")
+            validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=self.config.max_message_chars)
+        out: list[MemoryRecord] = []
+        for start in range(0, len(messages), batch_size):
+            batch = messages[start : start + batch_size]
+            with self._lock:
+                existing = self.store.texts.get_texts([memory_id_for(m) for m in batch])
+                fresh = [m for m in batch if memory_id_for(m) not in existing]
+                records = [self._record_for(m) for m in fresh]
+                if records:
+                    self.store.add(records, self.embedder.embed([r.content for r in records]))
+                for m in fresh:
+                    self._push_window(m)
+                by_id = {r.memory_id: r for r in records}
+                for m in batch:
+                    rid = memory_id_for(m)
+                    out.append(by_id.get(rid) or self.get_record(rid, tenant_id=m.tenant_id, user_id=m.user_id))
+            if progress:
+                progress(min(start + batch_size, len(messages)), len(messages))
+        return out
+
+    def _record_for(self, m: Message) -> MemoryRecord:
+        ts = float(m.timestamp) if m.timestamp is not None else self.clock()
+        return MemoryRecord(
+            memory_id=memory_id_for(m), tenant_id=m.tenant_id, user_id=m.user_id, content=m.content,
+            session_id=m.session_id, created_at=ts, last_accessed_at=ts,
+            importance=0.5 if m.importance is None else float(m.importance),
+            role=m.role, message_id=m.id, source_message_ids=[m.id],
+        )
+
+    def _push_window(self, m: Message) -> None:
+        data = asdict(m)
+        data["labels"] = list(m.labels)
+        overflow = self.store.texts.push_window(m.tenant_id, m.user_id, data, keep=self.config.window_size)
+        if overflow:
+            text, sources = self.store.texts.summary(m.tenant_id, m.user_id)
+            for item in overflow:
+                expired = _message_from(item)
+                text = self.compressor(text, expired, max_chars=self.config.summary_max_chars)
+                sources.append(expired.id)
+            self.store.texts.set_summary(m.tenant_id, m.user_id, text, sources)
+
+    # --- the three tracks ----------------------------------------------------
+    def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:
+        """The user's recent window, oldest first."""
+        _check_owner(tenant_id, user_id)
+        return [_message_from(d) for d in self.store.texts.window(tenant_id, user_id)]
+
+    def summary(self, *, tenant_id: str, user_id: str) -> str:
+        """The user's rolling summary ('' when nothing has left the window)."""
+        _check_owner(tenant_id, user_id)
+        return self.store.texts.summary(tenant_id, user_id)[0]
+
+    def summary_sources(self, *, tenant_id: str, user_id: str) -> list[str]:
+        """Ids of the messages folded into the user's summary."""
+        _check_owner(tenant_id, user_id)
+        return self.store.texts.summary(tenant_id, user_id)[1]
+
+    def records(self, *, tenant_id: str, user_id: str, scope: Scope = "all", as_of: float | str | None = None) -> list[MemoryRecord]:
+        """The user's long-term records within a scope (see store.Scope)."""
+        now = self._now(as_of)
+        return self.store.records(tenant_id, user_id, scope=scope, now=now)
+
+    def get_record(self, memory_id: str, *, tenant_id: str, user_id: str) -> MemoryRecord:
+        """One record of the user, by id; KeyError when that user has no such record."""
+        found = self.store.get([memory_id], tenant_id=tenant_id, user_id=user_id)
+        if memory_id in found:
+            return found[memory_id]
+        raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
+
+    # --- read ---------------------------------------------------------------
+    def embed_query(self, query: str) -> np.ndarray:
+        """Embed a query once; repeated queries come from a small cache (erasure clears it)."""
+        with self._lock:
+            if query in self._query_cache:
+                self._query_cache.move_to_end(query)
+                return self._query_cache[query]
+        vec = self.embedder.embed([query])[0]
+        with self._lock:
+            self._query_cache[query] = vec
+            while len(self._query_cache) > _QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vec
+
+    def candidates(
+        self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None, pool: int | None = None,
+        config: MemoryConfig | None = None,
+    ) -> Candidates:
+        """Fetch the blind pool and the lifecycle-filtered pool once; :func:`recall.govern` ranks them.
+
+        ``pool`` is how many candidates to fetch from each; default ``top_k * overfetch``.
+        """
+        cfg = config or self.config
+        validate_text(query, "query", max_chars=cfg.max_message_chars)
+        _check_owner(tenant_id, user_id)
+        now = self._now(as_of)
+        n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
+        vec = self.embed_query(query)
+        hot = self.store.query(vec, tenant_id=tenant_id, user_id=user_id, n=n, scope="hot")
+        active = self.store.query(vec, tenant_id=tenant_id, user_id=user_id, n=n, scope="active", now=now)
+        return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=now, hot=hot, active=active)
+
+    def retrieve(
+        self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None,
+        config: MemoryConfig | None = None, reinforce: bool = True,
+    ) -> RecallResult:
+        """Blind and governed recall for one user, with the stage that dropped each candidate.
+
+        With ``reinforce`` (default), the memories governed recall returns get
+        ``access_count + 1`` and ``last_accessed_at = as_of`` (the "heat rebound").
+        """
+        cfg = config or self.config
+        result = govern(self.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=cfg),
+                        cfg, token_counter=self.token_counter)
+        if reinforce and result.governed:
+            self.reinforce(result.governed, at=result.as_of)
+        return result
+
+    def reinforce(self, hits: Iterable[Hit], *, at: float) -> None:
+        """Count a use of each hit's record and move its last access to ``at``."""
+        hits = list(hits)
+        owners = {(h.record.tenant_id, h.record.user_id) for h in hits}
+        with self._lock:
+            for tenant_id, user_id in owners:
+                ids = [h.record.memory_id for h in hits if (h.record.tenant_id, h.record.user_id) == (tenant_id, user_id)]
+                records = list(self.store.get(ids, tenant_id=tenant_id, user_id=user_id).values())
+                for rec in records:
+                    rec.access_count += 1
+                    rec.last_accessed_at = max(rec.last_accessed_at, at)
+                self.store.update(records)
+
+    def build_context(
+        self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None,
+        config: MemoryConfig | None = None, reinforce: bool = True,
+    ) -> Context:
+        """Summary + recent window + governed memories (within the token budget), all of this user only."""
+        result = self.retrieve(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=config, reinforce=reinforce)
+        summary = self.summary(tenant_id=tenant_id, user_id=user_id)
+        recent = self.recent(tenant_id=tenant_id, user_id=user_id)
+        parts = []
+        if summary:
+            parts.append("summary:\n" + summary)
+        parts += [f"recent: {m.role}: {m.content}" for m in recent]
+        parts += [f"memory ({h.similarity:.2f}): {h.record.content}" for h in result.governed]
+        text = "\n".join(parts)
+        return Context(
+            text=text, summary=summary, recent=recent, memories=result.governed,
+            tokens=self.token_counter(text), memory_tokens=result.governed_tokens,
+            token_budget=(config or self.config).token_budget,
+        )
+
+    # --- erase --------------------------------------------------------------
+    def erase_user(self, *, tenant_id: str, user_id: str, actor: str = "system") -> EraseReport:
+        """Remove the user from every path (window, summary, long-term, caches, disk) and verify each."""
+        from .erase import erase_user
+
+        return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
+
+    def clear_caches(self) -> int:
+        """Drop every cached query embedding; returns how many were dropped."""
+        with self._lock:
+            n = len(self._query_cache)
+            self._query_cache.clear()
+            return n
+
+    def cached_queries(self) -> list[str]:
+        with self._lock:
+            return list(self._query_cache)
+
+    @property
+    def data_dir(self) -> Path | None:
+        return self.location.data_dir
+
+    def _now(self, as_of: float | str | None) -> float:
+        return self.clock() if as_of is None else parse_time(as_of, "as_of")
+
+
+def _check_owner(tenant_id: str, user_id: str) -> None:
+    validate_identifier(tenant_id, "tenant_id")
+    validate_identifier(user_id, "user_id")
+
+
+def _message_from(data: dict) -> Message:
+    data = dict(data)
+    data["labels"] = tuple(data.get("labels", ()))
+    return Message(**data)

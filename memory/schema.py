@@ -1,0 +1,324 @@
+"""Data contracts: messages, memory records (DESIGN.md section 4), recall and erase results.
+
+Times are POSIX seconds (UTC) inside the engine and ISO-8601 strings at the edges
+(files, JSON output); :func:`parse_time` and :func:`iso` convert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from .errors import IdentifierError, InputError
+
+Category = Literal["user_profile", "preference", "episodic_fact", "business_rule"]
+SecurityLevel = Literal["public", "tenant_internal", "confidential"]
+CATEGORIES: tuple[str, ...] = ("user_profile", "preference", "episodic_fact", "business_rule")
+SECURITY_LEVELS: tuple[str, ...] = ("public", "tenant_internal", "confidential")
+ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+
+FOREVER = 253402300799.0
+"""valid_until of a record that never expires (9999-12-31T23:59:59Z)."""
+
+MAX_ID_CHARS = 256
+
+
+def validate_identifier(value: Any, field_name: str) -> str:
+    """Return ``value`` if it is a plain, non-empty, printable string; raise IdentifierError otherwise.
+
+    Identifiers end up inside store filters, so anything that is not a plain string
+    (dicts, lists, numbers, None) is rejected: a caller can never widen a filter.
+    Strings are taken literally, operators like ``"$ne"`` included.
+    """
+    if type(value) is not str:  # noqa: E721 - subclasses of str are rejected on purpose
+        raise IdentifierError(f"{field_name} must be a plain string, got {type(value).__name__}")
+    if not value or not value.strip():
+        raise IdentifierError(f"{field_name} must be a non-empty string")
+    if value != value.strip():
+        raise IdentifierError(f"{field_name} must not start or end with whitespace: {value!r}")
+    if len(value) > MAX_ID_CHARS:
+        raise IdentifierError(f"{field_name} is longer than {MAX_ID_CHARS} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
+        raise IdentifierError(f"{field_name} must not contain control characters: {value!r}")
+    return value
+
+
+def validate_text(value: Any, field_name: str, *, max_chars: int) -> str:
+    """Return ``value`` if it is non-blank text of at most ``max_chars`` characters."""
+    if not isinstance(value, str):
+        raise InputError(f"{field_name} must be text, got {type(value).__name__}")
+    if not value.strip():
+        raise InputError(f"{field_name} must not be empty")
+    if len(value) > max_chars:
+        raise InputError(f"{field_name} is {len(value):,} characters; the limit is {max_chars:,}")
+    return value
+
+
+def parse_time(value: Any, field_name: str) -> float:
+    """ISO-8601 string (``Z`` or offset; naive means UTC) or POSIX number -> POSIX seconds."""
+    if isinstance(value, bool):
+        raise InputError(f"{field_name} must be an ISO-8601 time, got bool")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"{field_name} is not an ISO-8601 time: {value!r}") from None
+    else:
+        raise InputError(f"{field_name} must be an ISO-8601 time, got {type(value).__name__}")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def iso(ts: float) -> str:
+    """POSIX seconds -> ISO-8601 UTC string with a ``Z``."""
+    if ts >= FOREVER:
+        return "9999-12-31T23:59:59Z"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat turn, scoped to a (tenant, user)."""
+
+    tenant_id: str
+    """Tenant the message belongs to."""
+    user_id: str
+    """User within the tenant."""
+    content: str
+    """The text of the turn."""
+    role: str = "user"
+    """Who spoke: user, assistant, system or tool."""
+    id: str = ""
+    """Caller's message id (a scenario's ``m3``); derived from the content when empty."""
+    session_id: str = "default"
+    """Conversation session."""
+    timestamp: float | None = None
+    """POSIX seconds; None means "now" by the manager's clock."""
+    importance: float | None = None
+    """Caller's importance in [0, 1]; None uses the default."""
+    labels: tuple[str, ...] = ()
+    """Pollution labels from a scenario (noise, private, stale, ...); used by studies, not by recall."""
+
+    def __post_init__(self) -> None:
+        validate_identifier(self.tenant_id, "tenant_id")
+        validate_identifier(self.user_id, "user_id")
+        validate_identifier(self.session_id, "session_id")
+        if self.role not in ROLES:
+            raise InputError(f"role must be one of {', '.join(ROLES)}, got {self.role!r}")
+        if not isinstance(self.content, str):
+            raise InputError(f"content must be text, got {type(self.content).__name__}")
+        if self.id:
+            validate_identifier(self.id, "message id")
+        else:
+            digest = hashlib.sha1(f"{self.tenant_id}\x1f{self.user_id}\x1f{self.content}".encode()).hexdigest()
+            object.__setattr__(self, "id", f"msg-{digest[:16]}")
+        if self.importance is not None and not (0.0 <= float(self.importance) <= 1.0):
+            raise InputError(f"importance must be in [0, 1], got {self.importance!r}")
+
+
+@dataclass
+class MemoryRecord:
+    """A long-term memory and its governance metadata (the A6 article's contract)."""
+
+    memory_id: str
+    tenant_id: str
+    user_id: str
+    content: str
+    session_id: str = "default"
+    category: str = "episodic_fact"
+    security_level: str = "tenant_internal"
+    created_at: float = 0.0
+    last_accessed_at: float = 0.0
+    valid_until: float = FOREVER
+    access_count: int = 0
+    importance: float = 0.5
+    version: int = 1
+    is_deprecated: bool = False
+    superseded_by: str = ""
+    supersedes: str = ""
+    archived: bool = False
+    """Moved to cold storage by the forgetting pass; never recalled, still audited and erasable."""
+    role: str = "user"
+    message_id: str = ""
+    """Id of the message this record was made from (a scenario's ``m3``)."""
+    domain_tags: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    context_tags: list[str] = field(default_factory=list)
+    source_message_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; times as ISO strings, plus ``id`` (the message id) for scenario users."""
+        data = asdict(self)
+        for key in ("created_at", "last_accessed_at", "valid_until"):
+            data[key] = iso(data[key])
+        data["id"] = self.message_id or self.memory_id
+        return data
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """The composite score of a candidate, term by term: score = similarity_part + recency_part + importance_part."""
+
+    similarity: float
+    """Raw cosine similarity, higher is more similar."""
+    recency: float
+    """exp(-decay_rate * age_days) in [0, 1]."""
+    importance: float
+    """max(importance, access frequency) in [0, 1]."""
+    similarity_part: float
+    """alpha * similarity."""
+    recency_part: float
+    """beta * recency."""
+    importance_part: float
+    """gamma * importance."""
+
+    @property
+    def score(self) -> float:
+        return self.similarity_part + self.recency_part + self.importance_part
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A recalled memory with its similarity and composite score."""
+
+    record: MemoryRecord
+    similarity: float
+    """Cosine similarity to the query; higher is more similar."""
+    score: float
+    """The ranking score: composite for governed recall, the similarity for blind recall."""
+    parts: ScoreParts | None = None
+    """Score breakdown (governed candidates only)."""
+    tokens: int = 0
+    """Token count of the record's content."""
+
+    def to_dict(self) -> dict[str, Any]:
+        rec = self.record
+        out = {
+            "id": rec.message_id or rec.memory_id,
+            "memory_id": rec.memory_id,
+            "tenant_id": rec.tenant_id,
+            "user_id": rec.user_id,
+            "content": rec.content,
+            "similarity": round(self.similarity, 6),
+            "score": round(self.score, 6),
+            "tokens": self.tokens,
+        }
+        if self.parts is not None:
+            out["parts"] = {k: round(v, 6) for k, v in asdict(self.parts).items()}
+        return out
+
+
+Stage = Literal["deprecated", "expired", "archived", "threshold", "top_k", "budget"]
+STAGES: tuple[str, ...] = ("deprecated", "expired", "archived", "threshold", "top_k", "budget")
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A candidate that did not reach the context, and the stage that dropped it."""
+
+    hit: Hit
+    stage: str
+    """One of STAGES."""
+    reason: str
+    """A sentence a person can read."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.hit.to_dict(), "stage": self.stage, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Blind and governed recall for one query, side by side."""
+
+    query: str
+    tenant_id: str
+    user_id: str
+    blind: list[Hit]
+    """Top-k by similarity only: no threshold, no lifecycle filter, no rescoring (still isolated)."""
+    governed: list[Hit]
+    """What governed recall injects: lifecycle-filtered in the store, thresholded, rescored, cut, budgeted."""
+    dropped: list[Dropped]
+    """Every candidate seen that is not in ``governed``, with its stage."""
+    as_of: float
+    """The time the recall was evaluated at (POSIX seconds)."""
+
+    @property
+    def governed_tokens(self) -> int:
+        return sum(h.tokens for h in self.governed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "tenant_id": self.tenant_id,
+            "user_id": self.user_id,
+            "as_of": iso(self.as_of),
+            "blind": [h.to_dict() for h in self.blind],
+            "governed": [h.to_dict() for h in self.governed],
+            "dropped": [d.to_dict() for d in self.dropped],
+        }
+
+
+@dataclass(frozen=True)
+class Context:
+    """The text that would be put into the prompt for one (tenant, user), and where it came from."""
+
+    text: str
+    summary: str
+    recent: list[Message]
+    memories: list[Hit]
+    tokens: int
+    """Tokens of the whole context."""
+    memory_tokens: int
+    """Tokens of the injected long-term memories (bounded by the token budget)."""
+    token_budget: int
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    """One path checked after an erasure and what remained on it."""
+
+    name: str
+    remaining: int
+    """How many items of the erased user (or, for byte scans, canary hits) were still found."""
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "remaining": self.remaining, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class EraseReport:
+    """What erase_user removed and what each path held afterwards."""
+
+    tenant_id: str
+    user_id: str
+    removed: dict[str, int]
+    """Items removed per path."""
+    paths: list[PathCheck]
+    others_before: int
+    """Long-term records of every other (tenant, user), before the erase."""
+    others_after: int
+    """The same count after: equal unless the erase touched someone else."""
+
+    @property
+    def ok(self) -> bool:
+        return all(p.remaining == 0 for p in self.paths) and self.others_before == self.others_after
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "user_id": self.user_id,
+            "removed": dict(self.removed),
+            "paths": [p.to_dict() for p in self.paths],
+            "others_before": self.others_before,
+            "others_after": self.others_after,
+            "ok": self.ok,
+        }

@@ -1,0 +1,193 @@
+"""TextStore: the one place raw text lives (record contents, recent windows, summaries, audit log).
+
+Chroma holds vectors and filterable metadata only. Raw text is kept here, in
+SQLite with ``secure_delete`` on and a VACUUM after every erasure, so erased
+text is overwritten in the file rather than left in free pages: a plain Chroma
+``delete`` (even after ``chroma vacuum``) leaves the document's text in
+``chroma.sqlite3``, so documents never go there.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS texts (
+    memory_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    content TEXT NOT NULL, extras TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS texts_owner ON texts (tenant_id, user_id);
+CREATE TABLE IF NOT EXISTS window (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, seq)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, text TEXT NOT NULL, source_ids TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL
+);
+"""
+
+
+class TextStore:
+    """Thread-safe SQLite store for every piece of raw text, keyed by (tenant_id, user_id)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None
+        )
+        self._db.execute("PRAGMA secure_delete = ON")
+        self._db.execute("PRAGMA journal_mode = DELETE")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in statements:
+                    self._db.execute(sql, args)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # --- record texts -----------------------------------------------------
+    def put_texts(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        """Insert or replace (memory_id, tenant_id, user_id, content, extras) rows atomically."""
+        self._tx(
+            ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?)", (m, t, u, c, json.dumps(x, ensure_ascii=False)))
+            for m, t, u, c, x in rows
+        )
+
+    def get_texts(self, memory_ids: list[str]) -> dict[str, tuple[str, str, str, dict[str, Any]]]:
+        """memory_id -> (tenant_id, user_id, content, extras) for the ids that exist."""
+        out: dict[str, tuple[str, str, str, dict[str, Any]]] = {}
+        for start in range(0, len(memory_ids), 500):
+            chunk = memory_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for m, t, u, c, x in self._rows(
+                f"SELECT memory_id, tenant_id, user_id, content, extras FROM texts WHERE memory_id IN ({marks})",
+                tuple(chunk),
+            ):
+                out[m] = (t, u, c, json.loads(x))
+        return out
+
+    def delete_texts(self, memory_ids: list[str]) -> None:
+        self._tx(("DELETE FROM texts WHERE memory_id = ?", (m,)) for m in memory_ids)
+
+    def count_texts(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+        if tenant_id is None:
+            return self._rows("SELECT COUNT(*) FROM texts")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
+        )[0][0]
+
+    def owner_ids(self, tenant_id: str, user_id: str) -> list[str]:
+        rows = self._rows("SELECT memory_id FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return [r[0] for r in rows]
+
+    # --- recent window ----------------------------------------------------
+    def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT message FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq", (tenant_id, user_id)
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def push_window(self, tenant_id: str, user_id: str, message: dict[str, Any], *, keep: int) -> list[dict[str, Any]]:
+        """Append a message; pop and return the oldest ones beyond ``keep``, atomically."""
+        with self._lock:
+            current = self.window(tenant_id, user_id)
+            seq = self._rows(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
+                (tenant_id, user_id),
+            )[0][0]
+            current.append(message)
+            overflow = current[: max(len(current) - keep, 0)]
+            statements = [
+                ("INSERT INTO window VALUES (?, ?, ?, ?)", (tenant_id, user_id, seq, json.dumps(message, ensure_ascii=False)))
+            ]
+            if overflow:
+                statements.append((
+                    "DELETE FROM window WHERE tenant_id = ? AND user_id = ? AND seq IN "
+                    "(SELECT seq FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq LIMIT ?)",
+                    (tenant_id, user_id, tenant_id, user_id, len(overflow)),
+                ))
+            self._tx(statements)
+            return overflow
+
+    # --- summaries ----------------------------------------------------------
+    def summary(self, tenant_id: str, user_id: str) -> tuple[str, list[str]]:
+        rows = self._rows("SELECT text, source_ids FROM summaries WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return (rows[0][0], json.loads(rows[0][1])) if rows else ("", [])
+
+    def set_summary(self, tenant_id: str, user_id: str, text: str, source_ids: list[str]) -> None:
+        self._tx([(
+            "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
+            (tenant_id, user_id, text, json.dumps(source_ids, ensure_ascii=False)),
+        )])
+
+    # --- owners -------------------------------------------------------------
+    def owners(self) -> list[tuple[str, str]]:
+        """Every (tenant_id, user_id) with anything stored here."""
+        rows = self._rows(
+            "SELECT tenant_id, user_id FROM texts UNION SELECT tenant_id, user_id FROM window "
+            "UNION SELECT tenant_id, user_id FROM summaries ORDER BY 1, 2"
+        )
+        return [(t, u) for t, u in rows]
+
+    def erase_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
+        """Delete every row of one (tenant, user) in one transaction, then VACUUM; return counts removed."""
+        with self._lock:
+            counts = {
+                "long_term_text": self.count_texts(tenant_id, user_id),
+                "recent_window": len(self.window(tenant_id, user_id)),
+                "summary": 1 if self.summary(tenant_id, user_id)[0] else 0,
+            }
+            key = (tenant_id, user_id)
+            self._tx([
+                ("DELETE FROM texts WHERE tenant_id = ? AND user_id = ?", key),
+                ("DELETE FROM window WHERE tenant_id = ? AND user_id = ?", key),
+                ("DELETE FROM summaries WHERE tenant_id = ? AND user_id = ?", key),
+            ])
+            self.compact()
+            return counts
+
+    def compact(self) -> None:
+        """VACUUM: rebuild the file so no free page keeps old bytes."""
+        with self._lock:
+            self._db.execute("VACUUM")
+
+    # --- audit --------------------------------------------------------------
+    def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
+        """Record that something happened; callers must not put erased content in ``detail``."""
+        self._tx([(
+            "INSERT INTO audit (at, action, tenant_id, user_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            (time.time(), action, tenant_id, user_id, actor, json.dumps(detail, ensure_ascii=False)),
+        )])
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT at, action, tenant_id, user_id, actor, detail FROM audit ORDER BY seq")
+        return [
+            {"at": a, "action": b, "tenant_id": t, "user_id": u, "actor": c, "detail": json.loads(d)}
+            for a, b, t, u, c, d in rows
+        ]
