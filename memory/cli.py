@@ -146,7 +146,10 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
 
 @command("recall")
 def _recall(args: argparse.Namespace) -> int:
+    from .schema import validate_text
+
     config = config_from_args(args)
+    validate_text(args.query, "query", max_chars=config.max_message_chars)
     manager, scenario = _loaded_manager(args, config)
     result = manager.retrieve(
         args.query, tenant_id=args.tenant, user_id=args.user, as_of=args.as_of or scenario.last_time, reinforce=False

