@@ -1,0 +1,68 @@
+"""Server mode: the same store code against a real `chroma run` on a loopback port (started and stopped here)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    exe = shutil.which("chroma")
+    assert exe, "the `chroma` command comes with chromadb (requirements.txt)"
+    port = _free_port()
+    folder = tmp_path_factory.mktemp("chroma-server")
+    proc = subprocess.Popen([exe, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("chroma run did not start")
+                time.sleep(0.5)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.server
+def test_recall_isolation_and_erase_against_a_real_server(chroma_server, minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_CHROMA_HOST", "127.0.0.1")
+    monkeypatch.setenv("MEMORY_CHROMA_PORT", str(chroma_server))
+    location = StoreLocation.from_env(tmp_path / "text")
+    assert location.host == "127.0.0.1" and location.port == chroma_server
+    mm = MemoryManager(MemoryConfig(threshold=0.3), embedder=minilm, location=location, workspace="server-test")
+    import chromadb
+
+    assert isinstance(mm.store.client, chromadb.api.client.Client)
+    assert type(mm.store.client._server).__name__ == "FastAPI"  # HTTP, not the embedded engine
+    mm.add_many([
+        Message(tenant_id="acme", user_id="alice", content="The campaign budget is 300,000 yuan.", id="a1"),
+        Message(tenant_id="acme", user_id="bob", content="The campaign budget is 300,000 yuan.", id="b1"),
+        Message(tenant_id="acme", user_id="alice", content="Lunch was noodles.", id="a2"),
+    ])
+    res = mm.retrieve("campaign budget", tenant_id="acme", user_id="alice", reinforce=False)
+    assert [h.record.message_id for h in res.governed] == ["a1"]
+    assert all(h.record.user_id == "alice" for h in res.blind)
+    report = mm.erase_user(tenant_id="acme", user_id="alice")
+    assert report.ok and report.others_before == report.others_after == 1
+    # a second client (another process would do the same) sees the same server state
+    other = MemoryManager(embedder=minilm, location=location, workspace="server-test")
+    assert other.store.count() == 1
