@@ -178,34 +178,40 @@ class MemoryManager:
 
     def candidates(
         self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None, pool: int | None = None,
-        config: MemoryConfig | None = None,
+        config: MemoryConfig | None = None, include_blind: bool = True, query_vector: np.ndarray | None = None,
     ) -> Candidates:
-        """Fetch the blind pool and the lifecycle-filtered pool once; :func:`recall.govern` ranks them.
+        """Fetch the lifecycle-filtered pool (and, with ``include_blind``, the blind pool) once;
+        :func:`recall.govern` ranks them.
 
         ``pool`` is how many candidates to fetch from each; default ``top_k * overfetch``.
+        ``query_vector`` skips embedding the query (benchmarks, or a caller that already has it).
         """
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
         _check_owner(tenant_id, user_id)
         now = self._now(as_of)
         n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
-        vec = self.embed_query(query)
-        hot = self.store.query(vec, tenant_id=tenant_id, user_id=user_id, n=n, scope="hot")
-        active = self.store.query(vec, tenant_id=tenant_id, user_id=user_id, n=n, scope="active", now=now)
+        vec = self.embed_query(query) if query_vector is None else query_vector
+        owner = {"tenant_id": tenant_id, "user_id": user_id, "n": n}
+        hot = self.store.query(vec, **owner, scope="hot") if include_blind else []
+        active = self.store.query(vec, **owner, scope="active", now=now)
         return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=now, hot=hot, active=active)
 
     def retrieve(
         self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None,
-        config: MemoryConfig | None = None, reinforce: bool = True,
+        config: MemoryConfig | None = None, reinforce: bool = True, include_blind: bool = True,
     ) -> RecallResult:
         """Blind and governed recall for one user, with the stage that dropped each candidate.
 
         With ``reinforce`` (default), the memories governed recall returns get
         ``access_count + 1`` and ``last_accessed_at = as_of`` (the "heat rebound").
+        Without ``include_blind``, only the governed query runs (``blind`` is empty and
+        lifecycle drops are not listed): the production path.
         """
         cfg = config or self.config
-        result = govern(self.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=cfg),
-                        cfg, token_counter=self.token_counter)
+        cands = self.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=cfg,
+                                include_blind=include_blind)
+        result = govern(cands, cfg, token_counter=self.token_counter)
         if reinforce and result.governed:
             self.reinforce(result.governed, at=result.as_of)
         return result

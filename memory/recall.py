@@ -39,7 +39,7 @@ class Candidates:
     as_of: float
     """POSIX seconds the query is evaluated at (ages and expiry are relative to it)."""
     hot: list[tuple[MemoryRecord, float]]
-    """Isolated, archive excluded, most similar first: the blind pool."""
+    """Isolated, archive excluded, most similar first: the blind pool (empty when blind recall was not asked for)."""
     active: list[tuple[MemoryRecord, float]]
     """Isolated and lifecycle-filtered inside the store query: the governed pool."""
 
