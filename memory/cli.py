@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("synth", help="write a synthetic scenario of any size (deterministic by seed)")
+    p.add_argument("--users", type=int, default=6)
+    p.add_argument("--tenants", type=int, default=2)
+    p.add_argument("--messages", type=int, default=120)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, metavar="PATH")
+
     p = sub.add_parser("erase-audit", help="load a scenario, erase one user, verify every path")
     _scenario_args(p)
     p.add_argument("--data-dir", help="keep the store in this folder (the disk is then scanned too)")
@@ -189,6 +196,20 @@ def _erase_text(r: dict[str, Any]) -> str:
     lines.append(f"  other users' records: {r['others_before']} before, {r['others_after']} after")
     lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
     return "\n".join(lines)
+
+
+@command("synth")
+def _synth(args: argparse.Namespace) -> int:
+    from .scenario import parse_scenario
+    from .synth import SynthSpec, generate_scenario
+
+    data = generate_scenario(SynthSpec(users=args.users, tenants=args.tenants, messages=args.messages, seed=args.seed))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    scenario = parse_scenario(text, source=args.out)  # what we write always loads
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}: {len(scenario.messages)} messages, {len(scenario.owners())} users, "
+          f"{len(scenario.queries)} queries", file=sys.stderr)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
