@@ -1,0 +1,58 @@
+"""Run the benchmark suite: `python -m bench all [--quick]` or `python -m bench NAME [--quick]`.
+
+Each benchmark is a module of this package with a ``--quick`` mode; it measures side by side in one
+run, prints its table and writes bench/results/NAME.json and NAME.md. This runner runs them one
+after another (each in its own process, so peak-memory figures are per benchmark) and collects the
+tables into bench/results/SUMMARY.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .common import RESULTS, machine
+
+BENCHMARKS = {
+    "recall_latency": "governed recall vs raw Chroma query (same where, n_results); blind vs governed; peak memory",
+    "ingest_throughput": "write path (extract, dedup, store) facts/s vs raw SentenceTransformer.encode",
+    "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
+    "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("name", choices=["all", *BENCHMARKS])
+    p.add_argument("--quick", action="store_true", help="small sizes: the whole suite in a few minutes")
+    a = p.parse_args(argv)
+    names = list(BENCHMARKS) if a.name == "all" else [a.name]
+    root = Path(__file__).resolve().parent.parent
+    failures = []
+    for name in names:
+        print(f"== {name}: {BENCHMARKS[name]}", flush=True)
+        start = time.perf_counter()
+        cmd = [sys.executable, "-m", f"bench.{name}"] + (["--quick"] if a.quick else [])
+        if subprocess.run(cmd, cwd=root).returncode != 0:
+            failures.append(name)
+        print(f"   ({time.perf_counter() - start:.0f} s)", flush=True)
+    m = machine()
+    lines = [f"Machine: {m['cpus']} CPUs, {m['platform']}, Python {m['python']}, chromadb {m['chromadb']}; "
+             f"run {m['when']}{' (quick mode)' if a.quick else ''}.", ""]
+    for name in BENCHMARKS:
+        md = RESULTS / f"{name}.md"
+        if md.exists():
+            lines += [f"### {name}", "", BENCHMARKS[name], "", md.read_text(encoding="utf-8").strip(), ""]
+    (RESULTS / "SUMMARY.md").write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    if failures:
+        print(f"failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
