@@ -1,0 +1,55 @@
+"""The Streamlit lab around ``memory/``: shared constants, one place.
+
+``PAGES`` is the navigation: ``app.py`` turns every entry into an ``st.Page``
+and the app and browser tests iterate over it, so adding a page is one line
+here plus its file under ``pages/``. Each ``url_path`` differs from the file
+stem on purpose (DESIGN.md section 6: with a ``pages/`` folder, a url path equal
+to the stem collides with Streamlit's legacy routing and the page then runs
+without ``app.py``'s sidebar).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page of the lab's navigation."""
+
+    path: str
+    """The page file, relative to app.py."""
+    url_path: str
+    """The page's URL path; never the file stem."""
+    title_key: str
+    """i18n key of the page title (lab/i18n.py)."""
+    icon: str
+    """A Material icon name, ``:material/...:``."""
+    has_chart: bool = False
+    """Whether the page draws a plotly chart once populated (browser tests wait for it)."""
+    default: bool = False
+    """The page ``/`` opens."""
+
+    @property
+    def link(self) -> str:
+        """The path a browser opens: Streamlit serves the default page at the root and ignores its url_path."""
+        return "" if self.default else self.url_path
+
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("pages/recall.py", "recall-view", "page.recall", ":material/manage_search:", has_chart=True, default=True),
+    PageSpec("pages/pollution.py", "pollution-view", "page.pollution", ":material/coronavirus:", has_chart=True),
+    # Wired by the lead when the write path lands (memory/ingest.py, dedup.py, adjudicate.py):
+    # PageSpec("pages/dedup.py", "dedup-view", "page.dedup", ":material/join_inner:", has_chart=True),
+    PageSpec("pages/erasure.py", "erasure-view", "page.erasure", ":material/delete_forever:", has_chart=True),
+    # Wired by the lead when the study runner lands (memory/study.py, study_figures.py):
+    # PageSpec("pages/study.py", "study-view", "page.study", ":material/monitoring:", has_chart=True),
+    PageSpec("pages/inspector.py", "inspector-view", "page.inspector", ":material/table_view:"),
+)
+
+WINDOW_CAPACITY = 12
+"""Messages the lab's managers keep verbatim per user; the window_size slider re-slices this
+stored window (and folds the rest into the summary view), so moving it never re-ingests."""
+
+CANDIDATE_CACHE_ENTRIES = 64
+"""Candidate pools (one per workspace, data version, user, query) kept per browser session."""

@@ -1,0 +1,227 @@
+"""The lab's link to ``memory/``: cached embedder, one workspace per browser session, cached candidates.
+
+* The embedder is a process-wide ``st.cache_resource`` (MiniLM loads once per process).
+* Each browser session gets its own folder under the store location
+  (``StoreLocation.from_env()``: ``./.memory-data`` or ``MEMORY_DATA_DIR``; a Chroma
+  server when ``MEMORY_CHROMA_HOST`` is set) and its own workspace (collection) per
+  scenario. The manager is a session-scoped ``st.cache_resource`` with one entry:
+  switching scenario or embedder, pressing "reset lab" or closing the tab releases
+  the old workspace (collection and text file dropped), so a session's folder holds
+  exactly its live lab and the erasure page's disk scan sees only that lab.
+* Candidates are fetched once per (workspace, data version, user, query, as_of) with
+  ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import streamlit as st
+
+from memory import (
+    Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern, make_embedder,
+)
+from memory.embedders import Embedder
+from memory.scenario import Scenario, ScenarioQuery, replay
+from memory.schema import iso, parse_time
+from memory.store import StoreLocation
+
+from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, state
+from .i18n import t
+from .pollution import kinds_of
+from .state import Settings
+from .views import KindsOf, cached_count_tokens
+
+log = logging.getLogger(__name__)
+
+Owner = tuple[str, str]
+
+
+@st.cache_resource(show_spinner=False)
+def get_embedder(name: str) -> Embedder:
+    """The embedder, loaded once per process (MiniLM takes seconds; the lexical one is instant)."""
+    return make_embedder(name)
+
+
+def _release(live: "_Live") -> None:
+    """Drop a released workspace: its Chroma collection and its text file (never raises)."""
+    manager = live.manager
+    try:
+        manager.store.client.delete_collection(manager.store.collection.name)
+    except Exception as exc:  # already gone, or the server is down: nothing more to do
+        log.info("releasing %s: %s", manager.workspace, exc)
+    path = manager.store.texts.path
+    manager.store.texts.close()
+    if path is not None:
+        path.unlink(missing_ok=True)
+
+
+@st.cache_resource(scope="session", max_entries=1, on_release=_release, show_spinner=False)
+def _workspace(workspace: str, embedder_name: str, data_dir: str | None, host: str | None, port: int | None) -> "_Live":
+    location = StoreLocation(data_dir=Path(data_dir) if data_dir else None, host=host, port=port)
+    manager = MemoryManager(
+        MemoryConfig(window_size=WINDOW_CAPACITY), embedder=get_embedder(embedder_name), location=location,
+        workspace=workspace, token_counter=cached_count_tokens,
+    )
+    return _Live(manager, LabData())
+
+
+def session_location() -> StoreLocation:
+    """This browser session's store location: its own folder under StoreLocation.from_env()."""
+    if state.FOLDER_KEY not in st.session_state:
+        st.session_state[state.FOLDER_KEY] = uuid.uuid4().hex[:12]
+    base = StoreLocation.from_env()
+    folder = base.data_dir / "lab" / st.session_state[state.FOLDER_KEY] if base.data_dir else None
+    return StoreLocation(data_dir=folder, host=base.host, port=base.port)
+
+
+@dataclass
+class LabData:
+    """What this session did to its workspace; lives and dies with the workspace's manager."""
+
+    version: int = 0
+    """Bumped on every write; part of the candidate cache key."""
+    loaded: bool = False
+    """The scenario was replayed into the workspace."""
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """message id -> labels, for the scenario's messages and every injected one."""
+    injected: dict[str, str] = field(default_factory=dict)
+    """message id -> injection kind, for messages the lab added."""
+    erased_ids: set[str] = field(default_factory=set)
+    """message ids of users erased in this lab."""
+    notes: dict[str, object] = field(default_factory=dict)
+    """Page results to keep across reruns (last erase report, canaries, last recall)."""
+
+
+@dataclass
+class _Live:
+    manager: MemoryManager
+    data: LabData
+
+
+@dataclass
+class Lab:
+    """One session's lab for the current settings."""
+
+    settings: Settings
+    config: MemoryConfig
+    workspace: str
+    manager: MemoryManager
+    data: LabData
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.settings.scenario
+
+    def owners(self) -> list[Owner]:
+        """Users in this lab: the scenario's, in file order, then any the lab added (erased ones are gone)."""
+        stored = set(self.manager.store.owners()) | set(self.manager.store.texts.owners())
+        ordered = [o for o in self.scenario.owners() if o in stored]
+        return ordered + sorted(stored - set(ordered))
+
+    def queries_of(self, owner: Owner) -> list[ScenarioQuery]:
+        """The scenario's labelled queries of one user."""
+        return [q for q in self.scenario.queries if (q.tenant_id, q.user_id) == owner]
+
+    def now(self) -> float:
+        """The lab's "now": the latest message or labelled-query time of the scenario (deterministic)."""
+        times = [self.scenario.last_time] + [parse_time(q.as_of, "as_of") for q in self.scenario.queries if q.as_of]
+        return max(times)
+
+    def kinds_for(self, owner: Owner, query: ScenarioQuery | None = None) -> KindsOf:
+        """record -> its pollution kinds for a query of ``owner`` (scenario and injection labels)."""
+        labels, erased = self.data.labels, self.data.erased_ids
+        return lambda record: kinds_of(record, owner=owner, labels=labels, query=query, erased=erased)
+
+    def candidates(self, owner: Owner, query: str, as_of: float) -> Candidates:
+        """Every memory of the user as a candidate, fetched once per data version (then from the cache)."""
+        return _candidates(self.manager, self.workspace, self.settings.embedder, self.data.version, owner, query, as_of)
+
+    def recall(self, owner: Owner, query: str, as_of: float) -> RecallResult:
+        """Blind and governed recall under the sidebar's config (re-ranks cached candidates)."""
+        return govern(self.candidates(owner, query, as_of), self.config, token_counter=cached_count_tokens)
+
+    def add(self, messages: list[Message], *, kind: str | None = None) -> None:
+        """Write messages into the workspace and remember their labels (and injection kind)."""
+        self.manager.add_many(messages)
+        for m in messages:
+            self.data.labels[m.id] = tuple(m.labels)
+            if kind:
+                self.data.injected[m.id] = kind
+        self.data.version += 1
+
+    def trace(self, records: list[MemoryRecord]) -> dict:
+        """trace.json: what this lab holds and did (records with labels, config, injections, last recall and
+        erasure, the audit log), for a notebook or a bug report."""
+        return {
+            "generated_at": iso(time.time()),
+            "workspace": self.workspace,
+            "embedder": self.settings.embedder,
+            "scenario": {"name": self.scenario.name, "source": self.scenario.source,
+                         "language": self.scenario.language},
+            "config": self.config.to_dict(),
+            "records": [r.to_dict() | {"labels": list(self.data.labels.get(r.message_id, ()))} for r in records],
+            "injected": dict(self.data.injected),
+            "last_recall": recall.to_dict() if (recall := self.data.notes.get("last_recall")) else None,
+            "last_erasure": self.data.notes.get("erasure.last"),
+            "audit_log": self.manager.store.texts.audit_log(),
+        }
+
+    def erase(self, owner: Owner, *, actor: str = "lab") -> EraseReport:
+        """MemoryManager.erase_user, remembering which messages were erased (for the "erased" pollution kind)."""
+        ids = {r.message_id for r in self.manager.records(tenant_id=owner[0], user_id=owner[1])}
+        report = self.manager.erase_user(tenant_id=owner[0], user_id=owner[1], actor=actor)
+        self.data.erased_ids |= ids
+        self.data.version += 1
+        return report
+
+
+@st.cache_resource(scope="session", max_entries=CANDIDATE_CACHE_ENTRIES, show_spinner=False)
+def _candidates(_manager: MemoryManager, workspace: str, embedder: str, version: int, owner: Owner, query: str,
+                as_of: float) -> Candidates:
+    tenant_id, user_id = owner
+    pool = _manager.store.count(tenant_id, user_id)
+    if pool == 0:
+        return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, hot=[], active=[])
+    return _manager.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, pool=pool)
+
+
+def start_page(page: str) -> Lab:
+    """A page's common start: its title and lead (i18n keys ``<page>.title``, ``<page>.lead``), a message and a
+    stop when the sidebar's settings are invalid, then this session's lab."""
+    current = state.settings()
+    st.title(t(f"{page}.title"))
+    st.caption(t(f"{page}.lead"))
+    return open_lab(current, state.require_config(current))
+
+
+def open_lab(current: Settings, config: MemoryConfig) -> Lab:
+    """This session's lab for the current settings: load the model and replay the scenario if needed (with progress)."""
+    workspace = f"{state.lab_id()}-{current.scenario_key}"
+    location = session_location()
+    if current.embedder == "minilm":
+        with st.spinner(t("engine.loading_model")):
+            get_embedder(current.embedder)
+    live = _workspace(workspace, current.embedder,
+                      str(location.data_dir) if location.data_dir else None, location.host, location.port)
+    if not live.data.loaded:
+        _ingest(live.manager, current, live.data)
+    return Lab(current, config, workspace, live.manager, live.data)
+
+
+def _ingest(manager: MemoryManager, current: Settings, data: LabData) -> None:
+    scenario = current.scenario
+    bar = st.progress(0.0, text=t("engine.ingesting", name=scenario.name, done=0, total=len(scenario.messages)))
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=t("engine.ingesting", name=scenario.name, done=done, total=total))
+
+    replay(manager, scenario, progress=progress)
+    bar.empty()
+    data.labels.update({m.id: tuple(m.labels) for m in scenario.messages})
+    data.loaded = True
+    data.version += 1

@@ -1,0 +1,284 @@
+"""The shared sidebar: every knob of MemoryConfig plus the lab's own settings, synced with the URL.
+
+URL sync uses Streamlit's widget binding (``bind="query-params"``, Streamlit >= 1.67):
+each sidebar widget's key is its query parameter, a value equal to the default is
+left out of the URL, and a shared link (``/?threshold=0.45&top_k=8`` or
+``/pollution-view?embedder=lexical&user=acme/bob``) initialises the widgets; an invalid
+value is dropped by Streamlit. Bound widgets are drawn by ``app.py``, so their
+parameters survive page switches. A bound selectbox keeps its *shown* option in the URL,
+so bound selectboxes show plain codes (no ``format_func``). The reset control writes the
+defaults through ``st.session_state`` (the only way to change a bound widget from code).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from memory import MemoryConfig, Scenario
+from memory.errors import ConfigError, DataFileError, InputError
+from memory.embedders import EMBEDDER_NAMES
+from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shipped_scenarios
+from memory.schema import parse_time, validate_text
+
+from . import WINDOW_CAPACITY
+from .i18n import LANGUAGES, t
+
+DEFAULTS = MemoryConfig()
+DEFAULT_SCENARIO = "workshop_en"
+DEFAULT_EMBEDDER = "minilm"
+SETTINGS_KEY = "lab.settings"
+UPLOAD_KEY = "scenario_upload"
+FOLDER_KEY = "lab.folder"
+"""This browser session's folder under the store location (kept across "reset lab")."""
+LAB_ID_KEY = "lab.id"
+"""This session's lab generation: part of the workspace name, renewed by "reset lab"."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A MemoryConfig field shown in the sidebar."""
+
+    key: str
+    """The MemoryConfig field, the widget key and the URL parameter."""
+    step: float
+    ui_high: float | None = None
+    """Upper end shown by the slider, when the full MemoryConfig.range_of is too wide to drag."""
+    advanced: bool = False
+    """Inside the "advanced" expander."""
+    number_input: bool = False
+    """A number box instead of a slider (for wide ranges)."""
+
+    @property
+    def default(self) -> Any:
+        return getattr(DEFAULTS, self.key)
+
+    @property
+    def bounds(self) -> tuple[Any, Any]:
+        low, high = MemoryConfig.range_of(self.key)
+        if self.ui_high is not None:
+            high = min(high, self.ui_high)
+        if isinstance(self.default, int):
+            return int(low), int(high)
+        return float(low), float(high)
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("threshold", 0.01),
+    Knob("top_k", 1, ui_high=50),
+    Knob("window_size", 1, ui_high=WINDOW_CAPACITY),
+    Knob("decay_rate", 0.005, ui_high=1.0),
+    Knob("alpha", 0.05, ui_high=3.0, advanced=True),
+    Knob("beta", 0.05, ui_high=3.0, advanced=True),
+    Knob("gamma", 0.05, ui_high=3.0, advanced=True),
+    Knob("duplicate_band", 0.01, advanced=True),
+    Knob("conflict_band", 0.01, advanced=True),
+    Knob("token_budget", 10, advanced=True, number_input=True),
+)
+CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the sidebar says this rerun; pages read it with :func:`settings`."""
+
+    config: MemoryConfig | None
+    """The validated config, or None when the combination is invalid (see ``config_error``)."""
+    config_error: str | None
+    embedder: str
+    """``minilm`` or ``lexical``."""
+    scenario: Scenario
+    scenario_key: str
+    """File stem of a shipped scenario, or ``upload-<sha1>`` of an uploaded one."""
+    scenario_error: str | None
+    """The DataFileError message of a malformed upload (the shipped scenario is used instead)."""
+    lang: str
+
+
+@st.cache_data(show_spinner=False)
+def load_shipped(path: str) -> Scenario:
+    return load_scenario(path)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def parse_upload(data: bytes, name: str) -> Scenario:
+    return parse_scenario(data, source=name)
+
+
+def config_from(values: dict[str, Any]) -> tuple[MemoryConfig | None, str | None]:
+    """(config, None) for valid sidebar values, else (None, the ConfigError message naming the field)."""
+    try:
+        return DEFAULTS.replace(**values), None
+    except ConfigError as exc:
+        return None, str(exc)
+
+
+def lab_id() -> str:
+    """This session's lab id (created on first use)."""
+    if LAB_ID_KEY not in st.session_state:
+        st.session_state[LAB_ID_KEY] = uuid.uuid4().hex[:8]
+    return st.session_state[LAB_ID_KEY]
+
+
+def reset_lab() -> None:
+    """on_click of "reset lab": a new lab id, so a fresh workspace; the session-scoped manager cache (one entry)
+    then releases the old workspace, which drops its collection and text file."""
+    st.session_state[LAB_ID_KEY] = uuid.uuid4().hex[:8]
+
+
+def reset_defaults() -> None:
+    """on_click of the reset control: every bound widget back to its default (and so out of the URL)."""
+    for knob in KNOBS:
+        st.session_state[knob.key] = knob.default
+    for key, value in CHOICE_DEFAULTS.items():
+        st.session_state[key] = value
+
+
+def render_sidebar() -> Settings:
+    """Draw the shared sidebar and return (and remember) the settings it holds."""
+    sidebar = st.sidebar
+    # Bound selectboxes keep the shown option in the URL, so options are plain codes (no format_func).
+    lang = sidebar.selectbox("Language / 语言 (en, zh)", list(LANGUAGES), key="lang", bind="query-params")
+    sidebar.header(t("sidebar.title"))
+    values = {k.key: _knob(sidebar, k) for k in KNOBS if not k.advanced}
+    shipped = shipped_scenarios()
+    with sidebar.expander(t("sidebar.advanced")):
+        values.update({k.key: _knob(st, k) for k in KNOBS if k.advanced})
+        embedder = st.selectbox(t("sidebar.embedder"), EMBEDDER_NAMES, key="embedder", bind="query-params",
+                                help=t("sidebar.embedder_help"))
+        stem = st.selectbox(
+            t("sidebar.scenario"), list(shipped), key="scenario", bind="query-params",
+            index=list(shipped).index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in shipped else 0,
+        )
+        upload = st.file_uploader(t("sidebar.upload"), type=["json"], key=UPLOAD_KEY, help=t("sidebar.upload_help"))
+    scenario, scenario_key, scenario_error = load_shipped(str(shipped[stem])), stem, None
+    if upload is not None:
+        data = upload.getvalue()
+        try:
+            scenario = parse_upload(data, upload.name)
+            scenario_key = "upload-" + hashlib.sha1(data).hexdigest()[:12]
+        except DataFileError as exc:
+            scenario_error = str(exc)
+            sidebar.error(t("sidebar.upload_error", error=exc))
+        else:
+            sidebar.success(t("sidebar.upload_ok", name=scenario.name))
+    config, config_error = config_from(values)
+    if config_error:
+        sidebar.error(t("sidebar.config_error", error=config_error))
+    sidebar.button(t("sidebar.reset_defaults"), on_click=reset_defaults, key="reset_defaults", width="stretch",
+                   icon=":material/restart_alt:")
+    sidebar.button(t("sidebar.reset_lab"), on_click=reset_lab, key="reset_lab", width="stretch",
+                   help=t("sidebar.reset_lab_help"), icon=":material/delete_sweep:")
+    sidebar.caption(t("sidebar.share"))
+    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang)
+    st.session_state[SETTINGS_KEY] = current
+    return current
+
+
+def _knob(container: Any, knob: Knob) -> Any:
+    low, high = knob.bounds
+    label = t(f"knob.{knob.key}")
+    help_text = t(f"knob.{knob.key}.help")
+    if knob.number_input:
+        return container.number_input(
+            label, min_value=low, max_value=high, value=knob.default, step=int(knob.step), key=knob.key,
+            help=help_text, bind="query-params",
+        )
+    step = int(knob.step) if isinstance(knob.default, int) else float(knob.step)
+    return container.slider(
+        label, min_value=low, max_value=high, value=knob.default, step=step, key=knob.key, help=help_text,
+        bind="query-params",
+    )
+
+
+def settings() -> Settings:
+    """The settings the sidebar drew this rerun (app.py draws it before the page runs)."""
+    return st.session_state[SETTINGS_KEY]
+
+
+def require_config(current: Settings) -> MemoryConfig:
+    """The valid config, or a message in the page and a stop (an invalid combination is not a traceback)."""
+    if current.config is None:
+        st.warning(t("page.invalid_config", error=current.config_error))
+        st.stop()
+    return current.config
+
+
+# --- page controls shared by several pages (also bound to the URL) ------------------------------
+
+CUSTOM_LABEL = "✎ custom / 自定义"
+"""The query picker's option for a typed query (also its URL value: ``?q=✎ custom / 自定义``)."""
+
+
+@dataclass(frozen=True)
+class QueryChoice:
+    """The query a page evaluates."""
+
+    text: str
+    as_of: float
+    """POSIX seconds: the labelled query's as_of, else the lab's "now"."""
+    labelled: ScenarioQuery | None
+    """The scenario's labelled query, when one was picked (its relevant/forbidden ids label hits)."""
+
+
+def pick_owner(owners: list[tuple[str, str]], *, key: str = "user") -> tuple[str, str] | None:
+    """A user picker bound to ``?user=tenant/user``; a user the lab does not hold (a stale link) gets a message."""
+    by_label = {f"{tenant}/{user}": (tenant, user) for tenant, user in owners}
+    if not by_label:
+        st.info(t("page.no_users"))
+        return None
+    warn_unknown_user(key, list(by_label))
+    label = st.selectbox(t("page.user"), list(by_label), key=key, bind="query-params")
+    return by_label[label]
+
+
+def warn_unknown_user(key: str, options: list[str]) -> None:
+    """A message when the URL names a user this lab does not hold (erased, or a link from another scenario).
+
+    Must run before the bound widget is drawn: the widget drops an invalid URL value silently.
+    """
+    raw = st.query_params.get(key)
+    if raw is not None and raw not in options:
+        st.warning(t("page.unknown_user", user=raw, known=", ".join(options)))
+
+
+def pick_query(queries: list[ScenarioQuery], *, now: float, max_chars: int, key: str = "q") -> QueryChoice | None:
+    """The scenario's labelled queries of the user, or a typed one (``?q=<query text>`` / ``?query=...``).
+
+    A bound selectbox keeps its shown option in the URL, so the options are the queries' own
+    texts (readable, language-independent links). An empty typed query shows a warning and returns None.
+    """
+    by_text: dict[str, ScenarioQuery] = {}
+    for q in queries:
+        by_text.setdefault(q.query, q)
+    choice = st.selectbox(t("page.query_pick"), [*by_text, CUSTOM_LABEL], key=key, bind="query-params")
+    if choice in by_text:
+        picked = by_text[choice]
+        as_of = parse_time(picked.as_of, "as_of") if picked.as_of else now
+        return QueryChoice(picked.query, as_of, picked)
+    text = st.text_input(t("page.query"), key="query", bind="query-params", placeholder=t("page.query_placeholder"))
+    if not text.strip():
+        st.warning(t("page.empty_query"))
+        return None
+    try:
+        validate_text(text, "query", max_chars=max_chars)
+    except InputError as exc:
+        st.error(t("page.bad_query", error=exc))
+        return None
+    return QueryChoice(text.strip(), now, None)
+
+
+def pick_target(lab) -> tuple[tuple[str, str], QueryChoice] | None:
+    """User picker (left) and query picker (right) for a lab.engine.Lab; None (with a message) when unusable."""
+    left, right = st.columns([1, 2])
+    with left:
+        owner = pick_owner(lab.owners())
+    if owner is None:
+        return None
+    with right:
+        choice = pick_query(lab.queries_of(owner), now=lab.now(), max_chars=lab.config.max_message_chars)
+    return (owner, choice) if choice else None

@@ -1,0 +1,73 @@
+"""Inspector: every stored record of this lab with all its metadata, filterable, exportable (CSV, trace.json)."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from lab import engine, state, views
+from lab.i18n import t
+
+PAGE = "inspector"
+ALL = "all"
+SCOPES = ("all", "active", "inactive", "hot")
+
+
+def _render_controls(lab: engine.Lab):
+    owners = {f"{tenant}/{user}": (tenant, user) for tenant, user in lab.owners()}
+    c1, c2, c3 = st.columns([1, 1, 2])
+    with c1:
+        state.warn_unknown_user("who", [ALL, *owners])
+        who = st.selectbox(t("inspector.who"), [ALL, *owners], key="who", bind="query-params",
+                           help=t("inspector.who_help"))
+    scope = c2.selectbox(t("inspector.scope"), SCOPES, key="scope", bind="query-params", help=t("inspector.scope_help"))
+    needle = c3.text_input(t("inspector.filter"), key=f"{PAGE}.filter", placeholder=t("inspector.filter_placeholder"))
+    chosen = list(owners.values()) if who == ALL else [owners[who]]
+    return chosen, scope, needle
+
+
+def _filter(frame, needle: str, categories: list[str], labels: list[str]):
+    """Filters applied outside any cache: text anywhere in the content or ids, categories, labels."""
+    if needle.strip():
+        low = needle.strip().lower()
+        mask = frame["content"].str.lower().str.contains(low, regex=False) | frame["id"].str.lower().eq(low) \
+            | frame["memory_id"].str.lower().eq(low)
+        frame = frame[mask]
+    if categories:
+        frame = frame[frame["category"].isin(categories)]
+    if labels:
+        frame = frame[frame["labels"].apply(lambda value: any(lab in value.split(", ") for lab in labels))]
+    return frame
+
+
+def main() -> None:
+    lab = engine.start_page(PAGE)
+    owners, scope, needle = _render_controls(lab)
+    records = [r for tenant, user in owners
+               for r in lab.manager.records(tenant_id=tenant, user_id=user, scope=scope, as_of=lab.now())]
+    frame = views.records_frame(records, lab.data.labels)
+    if frame.empty:
+        st.info(t("inspector.empty"))
+        return
+    c1, c2 = st.columns(2)
+    categories = c1.multiselect(t("inspector.category"), sorted(frame["category"].unique()), key=f"{PAGE}.category")
+    all_labels = sorted({x for value in frame["labels"] for x in value.split(", ") if x})
+    labels = c2.multiselect(t("inspector.labels"), all_labels, key=f"{PAGE}.labels")
+    shown = _filter(frame, needle, categories, labels)
+    cols = st.columns(3)
+    cols[0].metric(t("inspector.m_records"), len(shown))
+    cols[1].metric(t("inspector.m_owners"), shown[["tenant_id", "user_id"]].drop_duplicates().shape[0])
+    cols[2].metric(t("inspector.m_deprecated"), int(shown["is_deprecated"].sum()))
+    st.dataframe(shown, hide_index=True, height=min(38 + 35 * len(shown), 600))
+    kept = set(shown["memory_id"])
+    d1, d2 = st.columns(2)
+    d1.download_button(t("inspector.csv"), shown.to_csv(index=False).encode("utf-8"), file_name="memory_records.csv",
+                       mime="text/csv", key=f"{PAGE}.csv", on_click="ignore", width="stretch")
+    trace = json.dumps(lab.trace([r for r in records if r.memory_id in kept]), ensure_ascii=False, indent=2)
+    d2.download_button(t("inspector.trace"), trace.encode("utf-8"),
+                       file_name="trace.json", mime="application/json", key=f"{PAGE}.trace", on_click="ignore",
+                       width="stretch")
+
+
+main()

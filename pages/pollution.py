@@ -1,0 +1,124 @@
+"""Pollution: inject each kind of pollution with one click and count it in blind vs governed context.
+
+"Before" is the same query over the same candidates minus everything the lab injected (the lab
+fetches every memory of the user, so that is exactly the pre-injection state), re-governed with
+the current sliders; "after" is the current state.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from memory import govern
+
+from lab import engine, figures, state, views
+from lab.i18n import t
+from lab.pollution import INJECTIONS, plan_injection, unisolated_top_k
+
+PAGE = "pollution"
+
+
+def _inject(lab: engine.Lab, kind: str, owner, choice) -> None:
+    plan = plan_injection(kind, owner=owner, query=choice.text, as_of=choice.as_of,
+                          language=lab.scenario.language, seq=lab.data.version)
+    if plan.erase is None:
+        lab.add(plan.messages, kind=kind)
+        return
+    # The erased user's data: written, visible to an unisolated ranking, then erased everywhere.
+    lab.add(plan.messages, kind=kind)
+    ids = {m.id for m in plan.messages}
+
+    def seen() -> int:
+        return sum(1 for h in unisolated_top_k(lab.manager, choice.text, lab.config.top_k) if h.record.message_id in ids)
+
+    seen_before = seen()
+    report = lab.erase(plan.erase, actor="lab-pollution")
+    seen_after = seen()
+    lab.data.notes[f"{PAGE}.erased"] = {"owner": "/".join(plan.erase), "before": seen_before, "after": seen_after,
+                                        "ok": report.ok}
+
+
+def _render_injections(lab: engine.Lab, owner, choice) -> None:
+    st.subheader(t("pollution.inject"))
+    cols = st.columns(len(INJECTIONS))
+    for col, kind in zip(cols, INJECTIONS):
+        if col.button(t(f"inject.{kind}"), key=f"{PAGE}.inject.{kind}", help=t(f"inject.{kind}.help"), width="stretch"):
+            _inject(lab, kind, owner, choice)
+            st.toast(t("pollution.injected", kind=t(f"inject.{kind}")))
+    st.caption(t("pollution.write_path_note"))
+
+
+def _render_side(title: str, result, kinds) -> None:
+    st.subheader(title)
+    c1, c2 = st.columns(2)
+    c1.metric(t("pollution.m_blind"), f"{sum(1 for h in result.blind if kinds(h.record))} / {len(result.blind)}",
+              help=t("pollution.m_share", share=f"{views.polluted_token_share(result.blind, kinds):.0%}"))
+    c2.metric(t("pollution.m_governed"),
+              f"{sum(1 for h in result.governed if kinds(h.record))} / {len(result.governed)}",
+              help=t("pollution.m_share", share=f"{views.polluted_token_share(result.governed, kinds):.0%}"))
+    st.caption(t("pollution.token_share", blind=f"{views.polluted_token_share(result.blind, kinds):.0%}",
+                 governed=f"{views.polluted_token_share(result.governed, kinds):.0%}"))
+
+
+def _render_injected(lab: engine.Lab, after, sandbox) -> None:
+    if not lab.data.injected:
+        st.info(t("pollution.nothing_injected"))
+        return
+    blind = {h.record.message_id for h in after.blind}
+    governed = {h.record.message_id for h in after.governed}
+    in_sandbox = {h.record.message_id for h in sandbox}
+    rows = []
+    for mid, kind in lab.data.injected.items():
+        rows.append({"id": mid, "kind": kind, "labels": ", ".join(lab.data.labels.get(mid, ())),
+                     "erased": mid in lab.data.erased_ids, "in_blind": mid in blind, "in_governed": mid in governed,
+                     "in_sandbox": mid in in_sandbox})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def _render_sandbox(sandbox, kinds) -> None:
+    with st.expander(t("pollution.sandbox"), expanded=False):
+        st.warning(t("pollution.sandbox_warning"))
+        st.dataframe(pd.DataFrame([
+            {"owner": f"{h.record.tenant_id}/{h.record.user_id}", "id": h.record.message_id,
+             "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record)), "content": h.record.content}
+            for h in sandbox
+        ]), hide_index=True)
+
+
+def main() -> None:
+    lab = engine.start_page(PAGE)
+    if not (picked := state.pick_target(lab)):
+        return
+    owner, choice, config = *picked, lab.config
+    _render_injections(lab, owner, choice)
+    note = lab.data.notes.get(f"{PAGE}.erased")
+    if note:
+        st.success(t("pollution.erased_note", **note))
+
+    kinds = lab.kinds_for(owner, choice.labelled)
+    candidates = lab.candidates(owner, choice.text, choice.as_of)
+    after = govern(candidates, config, token_counter=views.cached_count_tokens)
+    before = govern(views.without(candidates, lab.data.injected), config, token_counter=views.cached_count_tokens)
+    sandbox_after = unisolated_top_k(lab.manager, choice.text, config.top_k)
+    sandbox_before = unisolated_top_k(lab.manager, choice.text, config.top_k, exclude=set(lab.data.injected))
+
+    left, right = st.columns(2)
+    with left:
+        _render_side(t("pollution.before"), before, kinds)
+    with right:
+        _render_side(t("pollution.after"), after, kinds)
+    table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
+                                  [h.record for h in sandbox_after])
+    st.plotly_chart(figures.pollution_by_kind(table, text={c: t(f"pollution.col.{c}") for c in table.columns
+                                                           if c != "kind"} | {"count": t("fig.memories")}),
+                    key=f"{PAGE}.chart")
+    st.caption(t("pollution.isolation_note"))
+    st.dataframe(table.rename(columns={c: t(f"pollution.col.{c}") for c in table.columns if c != "kind"}),
+                 hide_index=True)
+    st.subheader(t("pollution.injected_title"))
+    _render_injected(lab, after, sandbox_after)
+    _render_sandbox(sandbox_after, kinds)
+
+
+main()

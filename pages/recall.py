@@ -1,0 +1,86 @@
+"""Recall: blind top-k next to governed recall for one user and one query, candidate by candidate.
+
+Candidates are fetched once (lab.engine); every slider change re-runs memory.recall.govern only.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lab import engine, figures, state, views
+from lab.i18n import t
+
+PAGE = "recall"
+NUMBER = st.column_config.NumberColumn(format="%.3f")
+
+
+def _render_metrics(counts: views.RecallCounts, config) -> None:
+    cols = st.columns(5)
+    cols[0].metric(t("recall.m_governed"), counts.governed, help=t("recall.m_governed.help"))
+    cols[1].metric(t("recall.m_blind"), counts.blind, help=t("recall.m_blind.help"))
+    cols[2].metric(t("recall.m_polluted_blind"), counts.polluted_blind)
+    cols[3].metric(t("recall.m_polluted_governed"), counts.polluted_governed)
+    cols[4].metric(t("recall.m_tokens"), f"{counts.governed_tokens} / {config.token_budget}")
+
+
+def _render_side(title: str, caption: str, hits, kinds) -> None:
+    st.subheader(title)
+    st.caption(caption)
+    frame = views.hits_frame(hits, kinds)
+    if frame.empty:
+        st.info(t("recall.nothing"))
+    else:
+        st.dataframe(frame, hide_index=True, column_config={"similarity": NUMBER, "score": NUMBER})
+
+
+def _render_candidates(result, kinds, config) -> None:
+    st.subheader(t("recall.candidates"))
+    frame = views.candidate_frame(result, kinds)
+    if frame.empty:
+        st.info(t("recall.no_candidates"))
+        return
+    st.plotly_chart(figures.candidate_scores(frame, config.threshold, text={
+        "similarity": t("fig.similarity"), "score": t("fig.score"), "threshold": t("knob.threshold"),
+        "candidate": t("fig.candidate"),
+    }), key=f"{PAGE}.chart")
+    if len(frame) > figures.MAX_BARS:
+        st.caption(t("recall.chart_cap", n=figures.MAX_BARS, total=len(frame)))
+    st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,
+                 decay=config.decay_rate))
+    numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
+    st.dataframe(frame, hide_index=True,
+                 column_config={name: NUMBER for name in numbers})
+
+
+def _render_context(lab: engine.Lab, result, config) -> None:
+    st.subheader(t("recall.context"))
+    ctx = views.context_view(lab.manager, result, window_size=config.window_size, token_budget=config.token_budget)
+    share = ctx.memory_tokens / ctx.token_budget if ctx.token_budget else 1.0
+    st.progress(min(share, 1.0), text=t("recall.budget", used=ctx.memory_tokens, budget=ctx.token_budget,
+                                          total=ctx.tokens))
+    cols = st.columns(3)
+    cols[0].metric(t("recall.m_recent"), len(ctx.recent))
+    cols[1].metric(t("recall.m_summary"), len(ctx.summary))
+    cols[2].metric(t("recall.m_context_tokens"), ctx.tokens)
+    st.code(ctx.text or t("recall.empty_context"), language=None, wrap_lines=True)
+
+
+def main() -> None:
+    lab = engine.start_page(PAGE)
+    if not (picked := state.pick_target(lab)):
+        return
+    owner, choice, config = *picked, lab.config
+    result = lab.recall(owner, choice.text, choice.as_of)
+    lab.data.notes["last_recall"] = result  # for trace.json
+    kinds = lab.kinds_for(owner, choice.labelled)
+    _render_metrics(views.counts(result, kinds), config)
+    left, right = st.columns(2)
+    with left:
+        _render_side(t("recall.blind"), t("recall.blind_caption", k=config.top_k), result.blind, kinds)
+    with right:
+        _render_side(t("recall.governed"), t("recall.governed_caption"), result.governed, kinds)
+    _render_candidates(result, kinds, config)
+    _render_context(lab, result, config)
+
+
+main()

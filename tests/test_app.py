@@ -1,0 +1,499 @@
+"""AppTest: every page of the lab, driven through the sidebar and page widgets, checked against the engine.
+
+Real parts: the real MiniLM (loaded once per process; the app's cache wraps the same model) and real
+Chroma in a temporary data folder (MEMORY_DATA_DIR). Each test starts from cleared Streamlit caches.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from memory import (
+    LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, govern, load_scenario, make_embedder, replay,
+)
+from memory.scenario import shipped_scenarios
+from memory.store import chroma_client
+
+from lab import PAGES, WINDOW_CAPACITY, figures, i18n, views
+from lab.engine import Lab, LabData
+from lab.state import CUSTOM_LABEL, DEFAULTS, KNOBS, Settings
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 240
+"""Seconds per AppTest run: the first MiniLM run loads the model (~10 s on a busy 2-core machine)."""
+SCENARIOS = sorted(shipped_scenarios())
+SLIDERS = ("threshold", "top_k", "window_size", "decay_rate")
+
+
+@pytest.fixture(autouse=True)
+def lab_env(tmp_path, monkeypatch):
+    """A fresh data folder and fresh Streamlit caches for every test."""
+    monkeypatch.setenv("MEMORY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MEMORY_CHROMA_HOST", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield tmp_path / "data"
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def open_app(page: str | None = None, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r}; have {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no dataframe with column {column!r}")
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+# --- the engine, computed directly --------------------------------------------------------------
+
+_DIRECT: dict[tuple, tuple] = {}
+
+
+def direct(embedder_name: str, stem: str, query_index: int = 0):
+    """(manager, scenario, query, candidates) computed with the library alone, as the lab should."""
+    key = (embedder_name, stem, query_index)
+    if key not in _DIRECT:
+        embedder = make_embedder(embedder_name)  # MiniLM: the same process-wide model the app uses
+        scenario = load_scenario(shipped_scenarios()[stem])
+        manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=embedder, location=StoreLocation(),
+                                workspace=f"direct-{uuid.uuid4().hex[:8]}")
+        replay(manager, scenario)
+        q = scenario.queries[query_index]
+        pool = manager.store.count(q.tenant_id, q.user_id)
+        cands = manager.candidates(q.query, tenant_id=q.tenant_id, user_id=q.user_id, as_of=q.as_of, pool=pool)
+        _DIRECT[key] = (manager, scenario, q, cands)
+    return _DIRECT[key]
+
+
+@pytest.mark.parametrize("embedder", ["lexical", "minilm"])
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_candidate_pool_holds_every_memory_of_the_user(embedder, stem):
+    """The lab's "before injections" and its candidate table rely on pool = all being exact at lab scale
+    (bench/slider_rerun.py shows Chroma's HNSW is not exact at 10,000)."""
+    manager, scenario, _, _ = direct(embedder, stem)
+    for tenant_id, user_id in scenario.owners():
+        n = manager.store.count(tenant_id, user_id)
+        cands = manager.candidates("anything at all", tenant_id=tenant_id, user_id=user_id, pool=n)
+        assert len(cands.hot) == len(cands.active) == n
+
+
+# --- every page, both embedders, every shipped scenario -----------------------------------------------
+
+@pytest.mark.parametrize("embedder", ["lexical", "minilm"])
+@pytest.mark.parametrize("stem", SCENARIOS)
+def test_every_page_runs_without_exception(embedder, stem):
+    lang = "zh" if stem.endswith("_zh") else "en"  # the Chinese scenario in the Chinese UI
+    at = open_app(embedder=embedder, scenario=stem, lang=lang)
+    for spec in PAGES:
+        at.switch_page(spec.path).run()
+        assert not at.exception, (spec.path, [e.value for e in at.exception])
+        assert at.title, f"{spec.path} drew no title"
+        assert [s.key for s in at.sidebar.slider if s.key in SLIDERS] == list(SLIDERS), spec.path
+    assert at.session_state["lab.settings"].embedder == embedder
+    assert at.session_state["lab.settings"].scenario_key == stem
+    assert at.session_state["lab.settings"].lang == lang
+
+
+def test_page_urls_differ_from_file_stems():
+    """The Streamlit 1.67 pages/ pitfall: a url path equal to the stem drops the sidebar on reruns."""
+    for spec in PAGES:
+        assert spec.url_path != Path(spec.path).stem
+    assert sum(1 for spec in PAGES if spec.default) == 1
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
+def test_sidebar_survives_a_slider_change(spec):
+    at = open_app(spec.path, embedder="lexical")
+    at.sidebar.slider(key="threshold").set_value(0.5).run()
+    assert not at.exception
+    assert at.sidebar.slider(key="threshold").value == 0.5
+    assert len([s for s in at.sidebar.slider if s.key in SLIDERS]) == 4, "the sidebar is gone after a rerun"
+    at.sidebar.slider(key="top_k").set_value(7).run()
+    assert at.sidebar.slider(key="top_k").value == 7 and at.title
+
+
+# --- sliders follow the engine ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("embedder", ["lexical", "minilm"])
+def test_threshold_slider_never_increases_governed_count(embedder):
+    _, _, q, cands = direct(embedder, "workshop_en")
+    at = open_app(embedder=embedder)
+    shown = []
+    for threshold in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
+        at.sidebar.slider(key="threshold").set_value(threshold).run()
+        assert not at.exception
+        governed = int(metric(at, "Governed"))
+        assert governed == len(govern(cands, DEFAULTS.replace(threshold=threshold)).governed), threshold
+        shown.append(governed)
+    assert shown == sorted(shown, reverse=True), shown
+    assert shown[0] > shown[-1], "the threshold should matter on this scenario"
+
+
+def test_top_k_slider_follows_engine():
+    _, _, q, cands = direct("lexical", "workshop_en")
+    at = open_app(embedder="lexical")
+    assert at.selectbox(key="q").value == q.query, "the page opens on the user's first labelled query"
+    for top_k in (1, 3, 8, 20, 50):
+        at.sidebar.slider(key="top_k").set_value(top_k).run()
+        expected = govern(cands, DEFAULTS.replace(top_k=top_k))
+        assert int(metric(at, "Blind top-k")) == len(expected.blind) == min(top_k, len(cands.hot))
+        assert int(metric(at, "Governed")) == len(expected.governed) <= top_k
+
+
+def test_decay_rate_slider_rescores_candidates():
+    _, _, _, cands = direct("lexical", "workshop_en")
+    at = open_app(embedder="lexical")
+    for decay in (0.0, 0.05, 0.5):
+        at.sidebar.slider(key="decay_rate").set_value(decay).run()
+        shown = frame_with(at, "stage").set_index("memory_id")
+        expected = govern(cands, DEFAULTS.replace(decay_rate=decay))
+        for hit in expected.governed + [d.hit for d in expected.dropped if d.hit.parts]:
+            assert math.isclose(shown.loc[hit.record.memory_id, "score"], hit.score, abs_tol=1e-9)
+            assert math.isclose(shown.loc[hit.record.memory_id, "recency"], hit.parts.recency, abs_tol=1e-9)
+    assert shown["recency"].max() < 1.0  # decay 0.5/day over weeks: recency visibly below 1
+
+
+def test_window_size_slider_matches_a_manager_with_that_window():
+    """The lab re-slices its stored window; a manager built with the slider's window holds the same."""
+    _, scenario, q, _ = direct("lexical", "workshop_en")
+    at = open_app(embedder="lexical")
+    for window in (1, 4, 6, WINDOW_CAPACITY):
+        at.sidebar.slider(key="window_size").set_value(window).run()
+        manager = MemoryManager(MemoryConfig(window_size=window), embedder=LexicalEmbedder(), location=StoreLocation(),
+                                workspace=f"w-{uuid.uuid4().hex[:8]}")
+        replay(manager, scenario)
+        owner = {"tenant_id": q.tenant_id, "user_id": q.user_id}
+        assert int(metric(at, "Recent window messages")) == len(manager.recent(**owner))
+        assert int(metric(at, "Summary characters")) == len(manager.summary(**owner))
+
+
+def test_slider_change_reranks_without_embedding(monkeypatch):
+    at = open_app(embedder="lexical")
+    calls = []
+    original = LexicalEmbedder.embed
+
+    def counting(self, batch):
+        calls.append(len(batch))
+        return original(self, batch)
+
+    monkeypatch.setattr(LexicalEmbedder, "embed", counting)
+    for key, value in (("threshold", 0.1), ("top_k", 9), ("decay_rate", 0.3), ("window_size", 3)):
+        at.sidebar.slider(key=key).set_value(value).run()
+        assert not at.exception
+    assert calls == [], "a slider change embedded something"
+    at.selectbox(key="q").set_value(at.selectbox(key="q").options[1]).run()
+    assert calls == [1], "a new query is embedded exactly once"
+
+
+def test_advanced_weights_budget_and_bands():
+    _, _, _, cands = direct("lexical", "workshop_en")
+    at = open_app(embedder="lexical")
+    at.sidebar.slider(key="alpha").set_value(1.0)
+    at.sidebar.slider(key="beta").set_value(0.0)
+    at.sidebar.slider(key="gamma").set_value(0.0)
+    at.sidebar.number_input(key="token_budget").set_value(10).run()
+    config = DEFAULTS.replace(alpha=1.0, beta=0.0, gamma=0.0, token_budget=10)
+    expected = govern(cands, config)
+    assert int(metric(at, "Governed")) == len(expected.governed)
+    assert metric(at, "Memory tokens / budget") == f"{expected.governed_tokens} / 10"
+    assert any(d.stage == "budget" for d in expected.dropped)
+    assert "budget" in set(frame_with(at, "stage")["stage"])
+
+
+# --- URL, reset, invalid settings ------------------------------------------------------------------------
+
+def test_url_parameters_set_the_sidebar():
+    at = open_app(threshold="0.45", top_k="3", window_size="4", decay_rate="0.2", embedder="lexical",
+                  scenario="seed_demo_zh", conflict_band="0.5")
+    assert at.sidebar.slider(key="threshold").value == 0.45
+    assert at.sidebar.slider(key="top_k").value == 3
+    assert at.sidebar.slider(key="window_size").value == 4
+    assert at.sidebar.slider(key="decay_rate").value == 0.2
+    settings = at.session_state["lab.settings"]
+    assert settings.config == DEFAULTS.replace(threshold=0.45, top_k=3, window_size=4, decay_rate=0.2,
+                                               conflict_band=0.5)
+    assert settings.scenario.name == "seed-demo-zh"
+
+
+def test_reset_to_defaults():
+    at = open_app(threshold="0.45", top_k="3", embedder="lexical")
+    at.sidebar.button(key="reset_defaults").click().run()
+    assert not at.exception
+    for knob in KNOBS:
+        widget = at.sidebar.number_input(key=knob.key) if knob.number_input else at.sidebar.slider(key=knob.key)
+        assert widget.value == knob.default, knob.key
+    assert at.session_state["lab.settings"].config == DEFAULTS
+    assert at.session_state["lab.settings"].embedder == "minilm"
+
+
+def test_invalid_band_combination_shows_a_message():
+    at = open_app(embedder="lexical", conflict_band="0.95", duplicate_band="0.9")
+    assert "conflict_band" in texts(at.sidebar.error)
+    assert "conflict_band" in texts(at.warning)
+    assert not at.metric, "the page must stop, not compute with an invalid config"
+    at.sidebar.slider(key="conflict_band").set_value(0.5).run()
+    assert not at.sidebar.error and at.metric
+
+
+def test_all_weights_zero_shows_a_message():
+    at = open_app(embedder="lexical", alpha="0", beta="0", gamma="0")
+    assert "weights" in texts(at.sidebar.error)
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+def test_empty_query_shows_a_warning():
+    at = open_app(embedder="lexical")
+    at.selectbox(key="q").set_value(CUSTOM_LABEL).run()
+    assert not at.exception
+    assert "Type a query" in texts(at.warning)
+    at.text_input(key="query").input("   ").run()
+    assert not at.exception and "Type a query" in texts(at.warning)
+    at.text_input(key="query").input("x" * (DEFAULTS.max_message_chars + 1)).run()
+    assert not at.exception and "characters" in texts(at.error)
+    at.text_input(key="query").input("budget for the campaign").run()
+    assert not at.exception and int(metric(at, "Blind top-k")) == DEFAULTS.top_k
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
+def test_unknown_user_from_a_stale_link_shows_a_message(spec):
+    at = open_app(spec.path, embedder="lexical")
+    at.query_params["user"] = "nobody/ghost"
+    at.query_params["who"] = "nobody/ghost"
+    at.run()
+    assert not at.exception
+    assert "nobody/ghost" in texts(at.warning), spec.path
+
+
+@pytest.mark.parametrize("payload, fragment", [
+    (b"{not json", "invalid JSON"),
+    (json.dumps({"name": "x", "messages": [{"id": "m1", "tenant_id": "t", "user_id": "u", "content": "hi"}]}).encode(),
+     "timestamp"),
+    (b"\xff\xfe", "UTF-8"),
+])
+def test_malformed_upload_shows_the_data_file_error(payload, fragment):
+    at = open_app(embedder="lexical")
+    at.sidebar.file_uploader[0].set_value(("broken.json", payload, "application/json")).run()
+    assert not at.exception
+    message = texts(at.sidebar.error)
+    assert "broken.json" in message and fragment in message
+    assert at.session_state["lab.settings"].scenario_key == "workshop_en", "the selected scenario stays in use"
+    assert int(metric(at, "Blind top-k")) == DEFAULTS.top_k
+
+
+def test_valid_upload_replaces_the_scenario():
+    data = json.dumps({"name": "mini", "language": "en", "messages": [
+        {"id": "a1", "tenant_id": "t1", "user_id": "u1", "content": "The budget is 300,000.",
+         "timestamp": "2026-01-01T00:00:00Z"},
+        {"id": "a2", "tenant_id": "t1", "user_id": "u1", "content": "Lunch was nice.",
+         "timestamp": "2026-01-02T00:00:00Z", "labels": ["noise"]},
+    ], "queries": [
+        {"id": "q1", "tenant_id": "t1", "user_id": "u1", "query": "what is the budget", "relevant": ["a1"]},
+    ]})
+    at = open_app(embedder="lexical")
+    at.sidebar.file_uploader[0].set_value(("mini.json", data.encode(), "application/json")).run()
+    assert not at.exception
+    assert at.session_state["lab.settings"].scenario.name == "mini"
+    assert at.selectbox(key="user").value == "t1/u1"
+    assert int(metric(at, "Blind top-k")) == 2
+
+
+# --- language ------------------------------------------------------------------------------------------
+
+def test_every_text_exists_in_both_languages():
+    for key, entry in i18n.TEXT.items():
+        assert set(entry) == set(i18n.LANGUAGES), key
+        assert entry["en"].count("{") == entry["zh"].count("{"), key
+    for spec in PAGES:
+        assert spec.title_key in i18n.TEXT
+
+
+def test_language_switch():
+    at = open_app(embedder="lexical", lang="zh")
+    assert at.title[0].value == i18n.TEXT["recall.title"]["zh"]
+    assert metric(at, i18n.TEXT["recall.m_governed"]["zh"])
+    at.sidebar.selectbox(key="lang").set_value("en").run()
+    assert at.title[0].value == i18n.TEXT["recall.title"]["en"]
+
+
+# --- pollution --------------------------------------------------------------------------------------
+
+def _pollution(at: AppTest) -> pd.DataFrame:
+    return frame_with(at, "kind").set_index("kind")
+
+
+@pytest.mark.parametrize("embedder, stem", [("lexical", "workshop_en"), ("minilm", "seed_demo_zh")])
+def test_injections_are_counted_by_kind(embedder, stem):
+    at = open_app("pages/pollution.py", embedder=embedder, scenario=stem)
+    baseline = _pollution(at)
+    blind_before = baseline.iloc[:, 0].copy()
+    for kind in ("noise", "private", "stale", "contradiction", "erased"):
+        at.button(key=f"pollution.inject.{kind}").click().run()
+        assert not at.exception, kind
+    table = _pollution(at)
+    columns = list(table.columns)  # blind/governed before, blind/governed after, sandbox before/after
+    assert (table[columns[0]] == blind_before).all(), "'before' must not move when injecting"
+    for column in columns[:4]:
+        assert table.loc["private", column] == 0, "isolated recall must never contain another user's data"
+        assert table.loc["erased", column] == 0
+    assert table.loc["private", columns[5]] >= 1, "only the unisolated sandbox sees the neighbour's note"
+    assert table.loc["erased", columns[5]] == 0, "the erased user's data is gone even without isolation"
+    injected = frame_with(at, "in_sandbox")
+    assert set(injected["kind"]) == {"noise", "private", "stale", "contradiction", "erased"}
+    assert injected[injected["kind"] == "private"]["in_blind"].sum() == 0
+    assert injected[injected["kind"] == "erased"]["erased"].all()
+    assert "Honest state" in texts(at.caption)
+    assert "verified: True" in texts(at.success)
+
+
+def test_injections_stay_in_their_session():
+    first = open_app("pages/pollution.py", embedder="lexical")
+    first.button(key="pollution.inject.noise").click().run()
+    first.switch_page("pages/inspector.py").run()
+    assert int(metric(first, "Records shown")) == 78 + 3
+    second = open_app("pages/inspector.py", embedder="lexical")
+    assert int(metric(second, "Records shown")) == 78
+    assert second.session_state["lab.folder"] != first.session_state["lab.folder"]
+
+
+def test_reset_lab_throws_injections_away():
+    at = open_app("pages/pollution.py", embedder="lexical")
+    at.button(key="pollution.inject.stale").click().run()
+    at.switch_page("pages/inspector.py").run()
+    assert int(metric(at, "Records shown")) == 80
+    at.sidebar.button(key="reset_lab").click().run()
+    assert not at.exception
+    assert int(metric(at, "Records shown")) == 78
+
+
+def test_a_session_folder_holds_only_its_live_workspace(lab_env):
+    """Switching scenario or embedder, or resetting the lab, releases the old workspace (collection and text)."""
+    at = open_app(embedder="lexical")
+    folder = lab_env / "lab" / at.session_state["lab.folder"]
+
+    def text_files():
+        return sorted(p.name for p in (folder / "text").glob("*.sqlite3"))
+
+    first = text_files()
+    assert len(first) == 1
+    at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
+    assert len(text_files()) == 1 and text_files() != first
+    at.sidebar.button(key="reset_lab").click().run()
+    assert not at.exception and len(text_files()) == 1
+    assert len(chroma_client(StoreLocation(data_dir=folder)).list_collections()) == 1
+
+
+# --- erasure -----------------------------------------------------------------------------------------
+
+def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
+    at = open_app("pages/erasure.py", embedder="lexical")
+    assert at.selectbox(key="user").value == "acme/alice"
+    at.button(key="erasure.plant").click().run()
+    assert not at.exception
+    at.button(key="erasure.erase").click().run()
+    assert not at.exception
+    assert "Verified" in texts(at.success)
+    before, after = [df.value for df in at.dataframe if "path" in df.value.columns][:2]
+    assert list(before["path"]) == list(after["path"])
+    assert {"recent_window", "summary", "long_term_vectors", "long_term_text", "recall", "cache", "disk"} <= \
+        set(after["path"])
+    assert (after["items"] == 0).all()
+    held = before.set_index("path")["items"]
+    assert held["recent_window"] > 0 and held["summary"] == 1 and held["long_term_vectors"] == 26 + 3
+    assert held["cache"] >= 1 and held["disk"] > 0
+    canaries = frame_with(at, "canary")
+    assert len(canaries) == 3 and (canaries["files_before"] >= 1).all() and (canaries["files_after"] == 0).all()
+    assert metric(at, "Other users' records before") == metric(at, "Other users' records after") == "52"
+    at.run()
+    assert "acme/alice" not in at.selectbox(key="user").options
+    at.query_params["user"] = "acme/alice"  # a link shared before the erasure
+    at.run()
+    assert not at.exception and "acme/alice" in texts(at.warning)
+
+
+# --- inspector -----------------------------------------------------------------------------------------
+
+def test_inspector_table_filters_and_exports():
+    at = open_app("pages/inspector.py", embedder="lexical")
+    table = frame_with(at, "security_level")
+    assert len(table) == 78
+    for column in ("memory_id", "tenant_id", "user_id", "session_id", "category", "security_level", "created_at",
+                   "last_accessed_at", "valid_until", "access_count", "importance", "version", "is_deprecated",
+                   "superseded_by", "supersedes", "domain_tags", "entities", "context_tags", "source_message_ids",
+                   "labels"):
+        assert column in table.columns, column
+    at.selectbox(key="who").set_value("acme/bob").run()
+    assert int(metric(at, "Records shown")) == 19
+    at.text_input(key="inspector.filter").input("VS Code").run()
+    shown = frame_with(at, "security_level")
+    assert len(shown) >= 1 and shown["content"].str.contains("VS Code").all()
+    at.multiselect(key="inspector.labels").select("stale").run()
+    assert set(frame_with(at, "security_level")["labels"]) == {"stale"}
+    assert [b.label for b in at.get("download_button")] == ["Download CSV", "Download trace.json"]
+
+
+def test_trace_document_holds_records_config_and_audit():
+    scenario = load_scenario(shipped_scenarios()["seed_demo_zh"])
+    manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=LexicalEmbedder(),
+                            location=StoreLocation(), workspace=f"trace-{uuid.uuid4().hex[:8]}")
+    replay(manager, scenario)
+    settings = Settings(DEFAULTS, None, "lexical", scenario, "seed_demo_zh", None, "en")
+    lab = Lab(settings, DEFAULTS, "ws", manager, LabData(labels={m.id: m.labels for m in scenario.messages}))
+    lab.erase(("column", "guest"))
+    records = manager.records(tenant_id="column", user_id="default")
+    trace = json.loads(json.dumps(lab.trace(records), ensure_ascii=False))
+    assert len(trace["records"]) == 11 and trace["config"] == DEFAULTS.to_dict()
+    assert {r["id"]: r["labels"] for r in trace["records"]}["m5"] == ["noise"]
+    assert [e["action"] for e in trace["audit_log"]] == ["erase_user"]
+
+
+# --- figures, built directly ---------------------------------------------------------------------------
+
+def test_candidate_figure_draws_threshold_and_stages():
+    _, _, _, cands = direct("lexical", "workshop_en")
+    result = govern(cands, DEFAULTS.replace(threshold=0.2))
+    frame = views.candidate_frame(result, lambda r: ())
+    fig = figures.candidate_scores(frame, 0.2)
+    assert fig.layout.shapes[0].y0 == fig.layout.shapes[0].y1 == 0.2
+    bars = {tr.name: len(tr.x) for tr in fig.data if tr.type == "bar"}
+    assert bars["governed"] == len(result.governed)
+    assert sum(bars.values()) == min(len(frame), figures.MAX_BARS)
+    assert [tr.name for tr in fig.data if tr.type == "scatter"] == ["composite score"]
+
+
+def test_pollution_and_erasure_figures():
+    table = pd.DataFrame({"kind": ["noise", "private"], "blind_before": [1, 0], "governed_after": [0, 0]})
+    fig = figures.pollution_by_kind(table)
+    assert [tr.name for tr in fig.data] == ["blind before", "governed after"]
+    assert list(fig.data[0].y) == [1, 0]
+    checks = pd.DataFrame({"path": ["summary", "disk"], "before": [1, 4], "after": [0, 0]})
+    assert [list(tr.y) for tr in figures.erasure_checks(checks).data] == [[1, 4], [0, 0]]
+    assert len(figures.erasure_checks(checks.drop(columns=["after"])).data) == 1
