@@ -68,6 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("study", help="sweep threshold x top_k x decay_rate over labelled data (see docs/study.md)")
+    p.add_argument("--dataset", required=True, metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
+    p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
+    p.add_argument("--mode", choices=("dense", "lexical", "hybrid"), default="dense")
+    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm", help="the dense embedder (dense, hybrid)")
+    p.add_argument("--threshold", default="0.1:0.9:0.05", metavar="RANGE", help="start:stop:step or a comma list")
+    p.add_argument("--top-k", default="5,10", metavar="RANGE")
+    p.add_argument("--decay-rate", default="0", metavar="RANGE")
+    p.add_argument("--token-budget", type=int, help="default: no budget")
+    p.add_argument("--rule", default="f1", metavar="f1|precision@recall>=R", help="how the operating point is chosen")
+    p.add_argument("--out", metavar="PATH", help="also write the study here (.json, or .csv for the sweep table)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("dedup", help="plain two-band rule vs governed write-time decision on a dedup pair file")
+    p.add_argument("--pairs", required=True, metavar="PATH", help='JSON list of {"id", "existing", "incoming", "expected"?}')
+    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
+    p.add_argument("--json", action="store_true")
+
     return parser
 
 
@@ -210,6 +228,58 @@ def _synth(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: {len(scenario.messages)} messages, {len(scenario.owners())} users, "
           f"{len(scenario.queries)} queries", file=sys.stderr)
     return 0
+
+
+@command("study")
+def _study(args: argparse.Namespace) -> int:
+    from .study import check_out_path, format_study, run_study, validate_options
+
+    validate_options(thresholds=args.threshold, top_ks=args.top_k, decay_rates=args.decay_rate, rule=args.rule,
+                     token_budget=args.token_budget)
+    if args.out:
+        check_out_path(args.out)
+    if args.mode != "lexical" and args.embedder == "minilm":
+        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    with progress_bar("study") as bar:
+        result = run_study(
+            args.dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
+            decay_rates=args.decay_rate, unit=args.unit, rule=args.rule, token_budget=args.token_budget, progress=bar,
+        )
+    if args.out:
+        print(f"written: {result.write(args.out)}", file=sys.stderr)
+    emit(result.to_dict(), as_json=args.json, text=lambda _: format_study(result))
+    return 0
+
+
+@command("dedup")
+def _dedup(args: argparse.Namespace) -> int:
+    from .dedup import evaluate_pairs, load_pairs
+    from .embedders import make_embedder
+
+    pairs = load_pairs(args.pairs)
+    if args.embedder == "minilm":
+        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs)
+    emit(report.to_dict(), as_json=args.json, text=lambda _: _dedup_text(report))
+    return 0
+
+
+def _dedup_text(report) -> str:
+    from .dedup import ERROR_KINDS
+
+    lines = [f"{'id':>6}  {'similarity':>10}  {'plain_rule':<10} {'decision':<10} {'expected':<10} reason"]
+    for r in report.results:
+        mark = "" if r.expected is None else ("  " if r.decision == r.expected else "x ")
+        lines.append(f"{r.id:>6}  {r.similarity:>10.3f}  {r.plain_rule:<10} {r.decision:<10} {r.expected or '-':<10} "
+                     f"{mark}{r.reason}")
+    if report.labelled:
+        n = len(report.labelled)
+        for rule in ("plain", "governed"):
+            acc = report.accuracy(rule)
+            errors = ", ".join(f"{k}={v}" for k, v in report.errors(rule).items())
+            lines.append(f"accuracy {rule + ':':<9} {acc:.3f} ({round(acc * n)}/{n})   errors: {errors}")
+        lines.append("error kinds: " + "; ".join(f"{k}: {v}" for k, v in ERROR_KINDS.items()))
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,8 @@
 """erase_user across every path, then a verification that re-queries each path.
 
 Paths: the recent window, the summary, the long-term vectors (Chroma), the
-long-term text (TextStore), recall (querying with the user's own texts),
+long-term text (TextStore), the write path's decision log, the cold archive,
+recall (querying with the user's own texts),
 the query-embedding cache and, for a store on disk, the bytes of every file in
 the data folder (the user's texts searched as canaries).
 """
@@ -58,6 +59,8 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, can
         PathCheck("summary", 1 if manager.summary(tenant_id=tenant_id, user_id=user_id) else 0),
         PathCheck("long_term_vectors", store.count(tenant_id, user_id), "Chroma get with the user's where"),
         PathCheck("long_term_text", store.texts.count_texts(tenant_id, user_id), "TextStore rows of the user"),
+        PathCheck("decision_log", store.texts.count_decisions(tenant_id, user_id), "write-path decisions of the user"),
+        PathCheck("archive", _archived(store, tenant_id, user_id), "archived (cold) vectors of the user"),
     ]
     recalled = 0
     for text in canaries[:MAX_RECALL_PROBES]:
@@ -75,6 +78,14 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, can
             detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
         checks.append(PathCheck("disk", len(hits), detail))
     return checks
+
+
+def _archived(store, tenant_id: str, user_id: str) -> int:
+    """Archived vectors of the user, counted from Chroma's metadata (so a vector whose text is gone still counts)."""
+    from .store import scope_where
+
+    metas = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=["metadatas"])["metadatas"]
+    return sum(1 for m in metas if m.get("archived"))
 
 
 def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased: tuple[str, str]) -> set[str]:

@@ -139,6 +139,8 @@ class MemoryRecord:
     last_accessed_at: float = 0.0
     valid_until: float = FOREVER
     access_count: int = 0
+    last_verified_at: float = 0.0
+    """When the write path last saw this fact restated (a duplicate); 0.0 when never (POSIX seconds)."""
     importance: float = 0.5
     version: int = 1
     is_deprecated: bool = False

@@ -36,7 +36,7 @@ not archived. hot: everything but the archive (what blind recall sees). all: eve
 
 _META_FIELDS = (
     "session_id", "category", "security_level", "created_at", "last_accessed_at", "valid_until",
-    "access_count", "importance", "version", "is_deprecated", "superseded_by", "supersedes",
+    "access_count", "last_verified_at", "importance", "version", "is_deprecated", "superseded_by", "supersedes",
     "archived", "role", "message_id",
 )
 _TEXT_FIELDS = ("domain_tags", "entities", "context_tags")

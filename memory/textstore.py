@@ -34,6 +34,11 @@ CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
     tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS decisions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    message_id TEXT NOT NULL, at REAL NOT NULL, entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_owner ON decisions (tenant_id, user_id, message_id);
 """
 
 
@@ -162,12 +167,14 @@ class TextStore:
                 "long_term_text": self.count_texts(tenant_id, user_id),
                 "recent_window": len(self.window(tenant_id, user_id)),
                 "summary": 1 if self.summary(tenant_id, user_id)[0] else 0,
+                "decision_log": self.count_decisions(tenant_id, user_id),
             }
             key = (tenant_id, user_id)
             self._tx([
                 ("DELETE FROM texts WHERE tenant_id = ? AND user_id = ?", key),
                 ("DELETE FROM window WHERE tenant_id = ? AND user_id = ?", key),
                 ("DELETE FROM summaries WHERE tenant_id = ? AND user_id = ?", key),
+                ("DELETE FROM decisions WHERE tenant_id = ? AND user_id = ?", key),
             ])
             self.compact()
             return counts
@@ -191,3 +198,41 @@ class TextStore:
             {"at": a, "action": b, "tenant_id": t, "user_id": u, "actor": c, "detail": json.loads(d)}
             for a, b, t, u, c, d in rows
         ]
+
+    # --- write-path decision log --------------------------------------------
+    def add_decisions(self, rows: list[tuple[str, str, str, float, dict[str, Any]]]) -> None:
+        """Append (tenant_id, user_id, message_id, at, entry) rows atomically; entries hold fact texts,
+        so they live here, where erasure overwrites them."""
+        self._tx(
+            ("INSERT INTO decisions (tenant_id, user_id, message_id, at, entry) VALUES (?, ?, ?, ?, ?)",
+             (t, u, m, float(at), json.dumps(e, ensure_ascii=False)))
+            for t, u, m, at, e in rows
+        )
+
+    def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
+        """One (tenant, user)'s decision-log entries, oldest first (optionally of one message)."""
+        sql = "SELECT entry FROM decisions WHERE tenant_id = ? AND user_id = ?"
+        args: tuple = (tenant_id, user_id)
+        if message_id is not None:
+            sql += " AND message_id = ?"
+            args += (message_id,)
+        return [json.loads(r[0]) for r in self._rows(sql + " ORDER BY seq", args)]
+
+    def decided_messages(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
+        """Which of these message ids already have decisions logged (used to make ingestion idempotent)."""
+        out: set[str] = set()
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(r[0] for r in self._rows(
+                f"SELECT DISTINCT message_id FROM decisions WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
+                (tenant_id, user_id, *chunk),
+            ))
+        return out
+
+    def count_decisions(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+        if tenant_id is None:
+            return self._rows("SELECT COUNT(*) FROM decisions")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
+        )[0][0]

@@ -1,0 +1,307 @@
+"""Write-time adjudication: is an incoming fact a duplicate of, an update to, or independent of a stored one?
+
+Two rules side by side:
+
+* :func:`plain_rule` is the A6 article's two cosine bands: ``>= duplicate_band`` is a
+  duplicate; ``[conflict_band, duplicate_band)`` is a conflict, which the plain rule
+  resolves by retiring the old fact (``update``); below ``conflict_band`` it is ``new``.
+* :func:`judge` is the governed rule. It reads both statements
+  (:func:`memory.reading.read_statement`) and decides on what they *say*; the cosine
+  similarity is evidence (used where the reading finds no structure), never the
+  verdict. A changed value of the same subject and attribute is an ``update`` whatever
+  the cosine; a restatement is a ``duplicate`` whatever the cosine; facts qualified by
+  different contexts ``coexist``; a negation flip ("is vegetarian" / "is no longer
+  vegetarian") is an ``update``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+from .config import MemoryConfig
+from .reading import Reading, read_statement
+
+Verdict = Literal["duplicate", "update", "coexist", "new"]
+VERDICTS: tuple[str, ...] = ("duplicate", "update", "coexist", "new")
+PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
+"""When a fact meets several candidates, the strongest relation wins (a duplicate over an update, ...)."""
+
+PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
+PARAPHRASE_OVERLAP = 0.5
+"""Share of the shorter statement's content tokens the other must contain to count as a restatement."""
+
+
+@dataclass(frozen=True)
+class CandidateRef:
+    """The stored fact a decision was taken against."""
+
+    id: str
+    """memory_id of the stored record (or the pair id for pair files)."""
+    text: str
+    """Its content."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One write-time decision, as logged."""
+
+    fact: str
+    """The incoming fact's text."""
+    candidate: CandidateRef | None
+    """The stored fact it was judged against (None when the store had no candidate)."""
+    similarity: float | None
+    """Cosine similarity of fact and candidate (higher is more similar); None without a candidate."""
+    plain_rule: str
+    """What the two-band rule alone would do: duplicate, update or new."""
+    decision: str
+    """The governed decision: duplicate, update, coexist or new."""
+    reason: str
+    """Why, in a sentence a person can read."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fact": self.fact,
+            "candidate": self.candidate.to_dict() if self.candidate else None,
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+            "plain_rule": self.plain_rule,
+            "decision": self.decision,
+            "reason": self.reason,
+        }
+
+
+def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> str:
+    """The A6 two-band rule: duplicate / update (a conflict retires the old fact) / new."""
+    cfg = config or MemoryConfig()
+    if similarity is None or similarity < cfg.conflict_band:
+        return "new"
+    return "duplicate" if similarity >= cfg.duplicate_band else "update"
+
+
+def adjudicate(
+    fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None
+) -> Decision:
+    """Judge a fact against stored candidates (most similar first) and keep the strongest relation.
+
+    ``plain_rule`` is what the two bands say about the most similar candidate, as the
+    A6 gateway would act on it.
+    """
+    cfg = config or MemoryConfig()
+    if not candidates:
+        return Decision(fact, None, None, "new", "new", "Nothing comparable is stored for this user and category.")
+    top_ref, top_sim = candidates[0]
+    best: tuple[int, float, CandidateRef, str, str] | None = None
+    for ref, sim in candidates:
+        verdict, reason = judge(ref.text, fact, sim, config=cfg)
+        key = (PRIORITY[verdict], -sim)
+        if best is None or key < (best[0], -best[1]):
+            best = (PRIORITY[verdict], sim, ref, verdict, reason)
+    assert best is not None
+    _, sim, ref, verdict, reason = best
+    if verdict == "new":  # report against the nearest candidate
+        ref, sim = top_ref, top_sim
+    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reason)
+
+
+def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
+          ) -> tuple[str, str]:
+    """The governed decision for one (stored, incoming) pair and its reason."""
+    cfg = config or MemoryConfig()
+    old = existing if isinstance(existing, Reading) else read_statement(existing)
+    new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
+    verdict, reason = _judge(old, new, similarity, cfg)
+    band = plain_rule(similarity, cfg)
+    if band != verdict:
+        reason += f" (The plain rule, at similarity {similarity:.2f}, would say {band}.)"
+    return verdict, reason
+
+
+def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[str, str]:
+    same_attr = bool(old.attribute) and old.attribute == new.attribute and _subjects_match(old, new)
+
+    # 1. qualifiers: facts that hold under different contexts do not replace each other
+    if old.context != new.context:
+        if old.context and new.context:
+            if same_attr or _related(old, new):
+                return "coexist", (f"Both hold, each in its own context ({_show_ctx(old)} vs {_show_ctx(new)}); "
+                                   "both are kept with their context tags.")
+            return "new", (f"Different contexts ({_show_ctx(old)} vs {_show_ctx(new)}) and nothing else in common: "
+                           "an unrelated fact.")
+        if same_attr and not _values_equal(old.value, new.value) or (
+                not same_attr and not old.attribute and _substitution(old, new)):
+            general, specific = (old, new) if new.context else (new, old)
+            return "coexist", (f"One fact is qualified ({_show_ctx(specific)}) and the other is general, so the "
+                               "qualified one refines rather than replaces it; both are kept.")
+
+    # 2. same subject and attribute: compare value and polarity
+    if same_attr:
+        label = _show_attr(old.attribute)
+        if old.negated != new.negated:
+            return "update", (f"Same {label}, but the new fact {'denies' if new.negated else 'affirms'} it "
+                              f"({_polarity(old)} -> {_polarity(new)}): the old fact no longer holds.")
+        if _values_equal(old.value, new.value):
+            return "duplicate", (f"Same {label} with the same value ({_show(new.value)}): a restatement, so the stored "
+                                 "fact is reinforced and no new vector is written.")
+        if old.single_valued or new.changed:
+            return "update", (f"Same {label} with a new value ({_show(old.value)} -> {_show(new.value)}): "
+                              "the old fact is retired and superseded by the new one.")
+        return "new", (f"{label.capitalize()} can hold several values ({_show(old.value)}, {_show(new.value)}); "
+                       "the new one is added beside the old.")
+
+    # 3. something stopped, or restarted
+    if new.ceased and _mentions(old, new.value) and not old.ceased:
+        return "update", f"The new fact says '{_show(new.value)}' ended, which the stored fact describes as current."
+    if old.ceased and _mentions(new, old.value) and not new.ceased:
+        return "update", f"The stored fact says '{_show(old.value)}' ended; the new fact says it holds again."
+
+    # 4. same frame with a word flipped or a value swapped, where no attribute was read
+    if old.negated != new.negated and _same_content(old, new):
+        return "update", "The same statement with its polarity flipped: the old fact no longer holds."
+    subst = None if old.attribute and new.attribute else _substitution(old, new)
+    if subst:
+        a, b = subst
+        if old.single_valued and new.single_valued or new.changed:
+            return "update", (f"The same statement with one value swapped ('{_show(a)}' -> '{_show(b)}'): "
+                              "the old fact is retired and superseded.")
+
+    # 5. restatement in other words
+    overlap = _overlap(old, new)
+    conflict = _value_conflict(old, new)
+    if _specific(old) and _specific(new) and old.attribute != new.attribute:
+        if not conflict and overlap >= 0.6 and sim >= cfg.duplicate_band:
+            return "duplicate", "Different wording of the same content, and the vectors agree."
+        return "new", (f"Different attributes ({_show_attr(old.attribute)} vs {_show_attr(new.attribute)}): "
+                       "an independent fact.")
+    if not conflict and old.negated == new.negated and old.context == new.context:
+        if overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and overlap >= 0.3):
+            return "duplicate", (f"A restatement: {overlap:.0%} of the content words are shared and no value differs; "
+                                 "the stored fact is reinforced.")
+    if conflict:
+        return "new", ("The values differ but no shared attribute was found, so nothing is retired: "
+                       "the fact is stored beside the old one.")
+    return "new", "No shared attribute, value or wording: an independent fact."
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+WEAK_ATTRIBUTES = frozenset({"", "state", "verb:be", "verb:have", "verb:do", "verb:get", "verb:make"})
+"""Generic readings too vague to prove two facts are about different things."""
+
+
+def _specific(r: Reading) -> bool:
+    return r.attribute not in WEAK_ATTRIBUTES
+
+
+def _subjects_match(a: Reading, b: Reading) -> bool:
+    if a.subject == b.subject:
+        return True
+    return a.subject in PLACEHOLDER_SUBJECTS - {"user"} or b.subject in PLACEHOLDER_SUBJECTS - {"user"}
+
+
+def _norm_value(v: str) -> str:
+    v = re.sub(r"\b(?:a|an|the|some|very|really)\b", " ", v.lower())
+    return re.sub(r"[\s的了]+", "", v)
+
+
+def _values_equal(a: str, b: str) -> bool:
+    na, nb = _norm_value(a), _norm_value(b)
+    if na == nb:
+        return True
+    nums_a, nums_b = set(re.findall(r"[ntd]\d+", na)), set(re.findall(r"[ntd]\d+", nb))
+    return bool(nums_a) and nums_a == nums_b and re.sub(r"[ntd]\d+", "", na) == re.sub(r"[ntd]\d+", "", nb)
+
+
+def _value_conflict(a: Reading, b: Reading) -> bool:
+    return bool(a.values) and bool(b.values) and a.values != b.values
+
+
+def _mentions(reading: Reading, value: str) -> bool:
+    if not value:
+        return False
+    if reading.language == "zh":
+        core = "".join(reading.tokens)
+        return _norm_value(value) in core or set(value) <= set(reading.tokens)
+    words = [w for w in re.findall(r"[a-z0-9]+", value) if len(w) > 2]
+    return bool(words) and all(any(t.startswith(w[:4]) for t in reading.tokens) for w in words)
+
+
+def _content(r: Reading) -> list[str]:
+    return [t for t in r.tokens if t not in _CHANGE_TOKENS]
+
+
+_CHANGE_TOKENS = frozenset(
+    "now new move moved grown grow cut raised reduced increased decreased updated become became switch switched "
+    "change changed push pushed postpone extended 现 在 新 换 成 改 为 调 整 变 推 迟 到 扩 充 搬 转 行 已 经".split()
+)
+
+
+def _overlap(a: Reading, b: Reading) -> float:
+    ta, tb = set(_content(a)), set(_content(b))
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _same_content(a: Reading, b: Reading) -> bool:
+    ta, tb = _content(a), _content(b)
+    return bool(ta) and sorted(ta) == sorted(tb)
+
+
+def _substitution(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """(old, new) when the two token sequences differ in exactly one place and agree on at least half of the longer."""
+    ta, tb = _content(a), _content(b)
+    if not ta or not tb:
+        return None
+    ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    shared = len(ta) - (i2 - i1)
+    if shared < 1 or shared < 0.5 * max(len(ta), len(tb)):
+        return None
+    sep = "" if a.language == "zh" else " "
+    return sep.join(ta[i1:i2]), sep.join(tb[j1:j2])
+
+
+def _related(a: Reading, b: Reading) -> bool:
+    """Do two differently-qualified facts talk about the same thing (so they coexist rather than being unrelated)?"""
+    if a.attribute and a.attribute == b.attribute:
+        return True
+    if set(_content(a)) & set(_content(b)):
+        return True
+    return bool(set(a.domains) & set(b.domains))
+
+
+def _show(value: str) -> str:
+    def one(m: re.Match) -> str:
+        kind, digits = m.group(1), m.group(2)
+        if kind == "t":
+            return f"{digits[:2]}:{digits[2:]}"
+        if kind == "d":
+            return f"{digits[:2]}-{digits[2:]}"
+        return f"{int(digits):,}"
+    return re.sub(r"\b([ntd])(\d+)\b", one, value) if value else "(none)"
+
+
+def _show_attr(attribute: str) -> str:
+    kind, _, rest = attribute.partition(":")
+    if kind == "verb":
+        return f"'{rest}' statement"
+    if kind in ("prop", "device", "habit", "count", "name"):
+        return f"{kind} of {rest}" if kind != "prop" else rest
+    if kind == "prefer":
+        return "preference between " + " and ".join(rest.split("|"))
+    return attribute
+
+
+def _show_ctx(r: Reading) -> str:
+    return f"'{r.context}'"
+
+
+def _polarity(r: Reading) -> str:
+    return ("not " if r.negated else "") + _show(r.value or r.attribute)

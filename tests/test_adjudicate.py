@@ -1,0 +1,89 @@
+"""The plain two-band rule vs the governed adjudicator, with real MiniLM similarities."""
+
+import pytest
+
+from memory import MemoryConfig
+from memory.adjudicate import CandidateRef, adjudicate, judge, plain_rule
+
+
+def _sim(minilm, a, b):
+    va, vb = minilm.embed([a, b])
+    return float(va @ vb)
+
+
+def test_plain_rule_bands():
+    cfg = MemoryConfig()
+    assert plain_rule(0.95, cfg) == plain_rule(0.92, cfg) == "duplicate"
+    assert plain_rule(0.9199, cfg) == plain_rule(0.78, cfg) == "update"  # a conflict: the plain rule retires the old fact
+    assert plain_rule(0.7799, cfg) == plain_rule(0.1, cfg) == plain_rule(None, cfg) == "new"
+    assert plain_rule(0.85, MemoryConfig(duplicate_band=0.8, conflict_band=0.5)) == "duplicate"
+
+
+def test_changed_value_is_an_update_even_at_093(minilm):
+    old, new = "The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."
+    sim = _sim(minilm, old, new)
+    assert sim >= 0.92 and plain_rule(sim) == "duplicate"  # the plain rule would lose the update
+    verdict, reason = judge(old, new, sim)
+    assert verdict == "update"
+    assert "500,000 -> 300,000" in reason and "would say duplicate" in reason
+
+
+def test_changed_value_is_an_update_even_at_070(minilm):
+    old, new = "The user lives in Hangzhou.", "The user lives in Shanghai now."
+    sim = _sim(minilm, old, new)
+    assert sim < 0.78 and plain_rule(sim) == "new"  # the plain rule keeps the stale city
+    assert judge(old, new, sim)[0] == "update"
+    assert judge(old, new, 0.70)[0] == judge(old, new, 0.93)[0] == "update"  # the band is evidence, not the verdict
+
+
+def test_paraphrase_is_a_duplicate_even_at_080(minilm):
+    old, new = "The user is allergic to peanuts.", "Peanuts give the user an allergic reaction."
+    sim = _sim(minilm, old, new)
+    assert 0.78 <= sim < 0.92 and plain_rule(sim) == "update"  # the plain rule would retire a valid fact
+    assert judge(old, new, sim)[0] == "duplicate"
+    assert judge(old, new, 0.80)[0] == "duplicate"
+    assert judge("活动预算是50万元。", "活动预算为五十万元。", 0.80)[0] == "duplicate"
+
+
+def test_different_contexts_coexist(minilm):
+    old, new = "On weekdays the user wakes up at 6:30.", "On weekends the user wakes up at 9:00."
+    sim = _sim(minilm, old, new)
+    assert plain_rule(sim) == "update"
+    verdict, reason = judge(old, new, sim)
+    assert verdict == "coexist" and "'weekday' vs 'weekend'" in reason
+    assert judge("写Go时用户喜欢用Tab缩进。", "写Python时用户喜欢用4个空格缩进。", 0.57)[0] == "coexist"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user is vegetarian.", "The user is no longer vegetarian."),
+    ("用户是素食者。", "用户不再吃素了。"),
+    ("The user likes running.", "The user doesn't like running anymore."),
+])
+def test_negation_flip_is_an_update(old, new):
+    verdict, reason = judge(old, new, 0.87)
+    assert verdict == "update"
+    assert "no longer holds" in reason
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The user lives in Hangzhou.", "The user works as a nurse."),
+    ("The user's favourite colour is blue.", "The user drives a blue car."),
+    ("用户最喜欢的颜色是蓝色。", "用户开一辆蓝色的车。"),
+])
+def test_unrelated_facts_are_new_even_when_cosine_is_high(old, new):
+    assert judge(old, new, 0.89)[0] == "new"
+
+
+def test_adjudicate_keeps_the_strongest_relation_and_logs_everything():
+    cands = [(CandidateRef("m1", "The user likes jazz music."), 0.40),
+             (CandidateRef("m2", "The user lives in Hangzhou."), 0.35)]
+    d = adjudicate("The user lives in Shanghai now.", cands)
+    assert (d.decision, d.candidate.id, d.similarity, d.plain_rule) == ("update", "m2", 0.35, "new")
+    assert d.reason.rstrip(")").endswith(".") and "hangzhou -> shanghai" in d.reason
+    assert set(d.to_dict()) == {"fact", "candidate", "similarity", "plain_rule", "decision", "reason"}
+
+    none = adjudicate("The user lives in Shanghai.", [])
+    assert (none.decision, none.plain_rule, none.candidate, none.similarity) == ("new", "new", None, None)
+
+    unrelated = adjudicate("The user works as a nurse.", cands)
+    assert unrelated.decision == "new" and unrelated.candidate.id == "m1"  # reported against the nearest

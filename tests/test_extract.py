@@ -1,0 +1,108 @@
+"""Atomic fact extraction (deterministic, EN + ZH): the A6 example, fillers, qualifiers, bad input."""
+
+import pytest
+
+from memory.errors import InputError
+from memory.extract import extract_facts, fact_from_text, is_filler
+from memory.reading import read_statement
+
+A6_ZH = ("我上个月在你们这买了个智能手表，黑色那个，表带有点紧。今天我想给女朋友也买一个粉色的，预算 1500 左右，"
+         "续航要超过一周，别像我那个两天就得充一次。")
+A6_EN = ("I bought a smartwatch from you last month, the black one, and the strap is a bit tight. Today I want to buy "
+         "one for my girlfriend too, a pink one. My budget is about 1500, and the battery should last more than a week, "
+         "not like mine, which has to be charged every two days.")
+
+
+def _find(facts, *needles):
+    found = [f for f in facts if all(n in f.text for n in needles)]
+    assert found, f"no fact with {needles} in {[f.text for f in facts]}"
+    return found[0]
+
+
+@pytest.mark.parametrize("text, lang", [(A6_ZH, "zh"), (A6_EN, "en")])
+def test_a6_example_gives_atomic_facts_with_sensible_categories(text, lang):
+    facts = extract_facts(text)
+    assert len(facts) >= 4
+    assert {f.language for f in facts} == {lang}
+    if lang == "zh":
+        bought, strap = _find(facts, "上个月", "智能手表"), _find(facts, "表带", "紧")
+        pink, budget = _find(facts, "女朋友", "粉色"), _find(facts, "预算", "1500")
+        battery, complaint = _find(facts, "续航", "一周"), _find(facts, "两天", "充")
+    else:
+        bought, strap = _find(facts, "bought", "smartwatch"), _find(facts, "strap", "tight")
+        pink, budget = _find(facts, "girlfriend", "pink"), _find(facts, "budget", "1500")
+        battery, complaint = _find(facts, "battery", "week"), _find(facts, "two days")
+    assert bought.category == "episodic_fact"
+    assert strap.category == "preference" and complaint.category == "preference"  # pain points (the article's 偏好/痛点)
+    assert pink.category == "preference"
+    assert budget.category == "business_rule" and budget.attribute == "budget" and budget.value == "n1500"
+    assert battery.category == "business_rule"
+    assert "watch" in pink.domain_tags
+    assert ("智能手表" if lang == "zh" else "pink smartwatch") in pink.text  # "a pink one" / "一个粉色的" resolved
+    # every fact stands alone: no first person left
+    for f in facts:
+        assert not any(w in f.text.split() for w in ("I", "my", "me")) and "我" not in f.text
+
+
+@pytest.mark.parametrize("text", ["ok thanks", "OK, thank you!", "哈哈好的", "好的，谢谢！", "嗯嗯", "lol", "Thanks :)", "👍"])
+def test_fillers_give_no_facts(text):
+    assert is_filler(text)
+    assert extract_facts(text) == []
+
+
+@pytest.mark.parametrize("text", ["What's for lunch?", "Can you recommend a watch?", "你能帮我查一下吗？", "明天会下雨吗"])
+def test_questions_give_no_facts(text):
+    assert extract_facts(text) == []
+
+
+def test_filler_and_question_are_dropped_around_a_fact():
+    facts = extract_facts("Haha ok. What's the weather? I live in Hangzhou. Thanks!")
+    assert [f.text for f in facts] == ["The user lives in Hangzhou."]
+    assert facts[0].category == "user_profile"
+    assert (facts[0].subject, facts[0].attribute, facts[0].value) == ("user", "residence", "hangzhou")
+
+
+@pytest.mark.parametrize("text, context", [
+    ("When writing Go, I prefer tabs.", "writing go"),
+    ("On weekends I wake up at 9:00.", "weekend"),
+    ("At work I drink black coffee.", "work"),
+    ("The user's budget for the watch is about 1500 yuan.", "watch"),
+    ("写Go时我喜欢用Tab缩进。", "写go"),
+    ("工作日我6点半起床。", "weekday"),
+    ("用户买手表的预算大约是1500元。", "手表"),
+])
+def test_context_qualifier_is_kept_with_its_clause(text, context):
+    facts = extract_facts(text)
+    assert len(facts) == 1, [f.text for f in facts]
+    assert facts[0].context == context
+
+
+def test_first_person_is_rewritten_and_values_stay_whole():
+    facts = extract_facts("I'm a data engineer. My favourite colour is blue. The campaign budget is 500,000 yuan.")
+    assert [f.text for f in facts] == [
+        "The user is a data engineer.", "The user's favourite colour is blue.", "The campaign budget is 500,000 yuan."]
+    assert [f.category for f in facts] == ["user_profile", "preference", "business_rule"]
+    assert read_statement(facts[2].text).value == "n500000"
+
+
+def test_negation_and_values_are_read():
+    veg, meat = read_statement("The user is no longer vegetarian."), read_statement("用户不吃肉。")
+    assert (veg.attribute, veg.negated) == ("diet", True)
+    assert (meat.attribute, meat.negated) == ("diet", False)  # not eating meat is being vegetarian
+    assert read_statement("活动预算为五十万元。").value == read_statement("活动预算是50万元。").value == "n500000"
+    assert read_statement("I get out of bed at half past six.").value == "t0630"
+
+
+def test_extraction_is_deterministic():
+    assert extract_facts(A6_ZH) == extract_facts(A6_ZH)
+    assert fact_from_text("The user lives in Hangzhou.").to_dict()["attribute"] == "residence"
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("", "empty"), ("   \n ", "empty"), (None, "must be text"), (123, "must be text"), (b"bytes", "must be text"),
+    ("x" * 1_000_001, "limit"),
+])
+def test_bad_input_is_a_clear_error(bad, words):
+    with pytest.raises(InputError) as err:
+        extract_facts(bad)
+    assert words in str(err.value) and "content" in str(err.value)
