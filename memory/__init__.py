@@ -11,8 +11,9 @@ Typical use::
 from .config import MemoryConfig
 from .embedders import Embedder, LexicalEmbedder, SentenceTransformerEmbedder, make_embedder
 from .errors import (
-    ConfigError, DataFileError, EmbedderError, IdentifierError, InputError, MemoryLabError,
+    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError,
 )
+from .ingest import Ingestor
 from .manager import MemoryManager
 from .recall import Candidates, govern
 from .scenario import Scenario, load_scenario, parse_scenario, replay
@@ -20,7 +21,7 @@ from .schema import Context, Dropped, EraseReport, Hit, MemoryRecord, Message, P
 from .store import MemoryStore, StoreLocation
 
 __all__ = [
-    "Candidates", "ConfigError", "Context", "DataFileError", "Dropped", "Embedder", "EmbedderError",
+    "Candidates", "ConfigError", "ErasedError", "Ingestor", "Context", "DataFileError", "Dropped", "Embedder", "EmbedderError",
     "EraseReport", "Hit", "IdentifierError", "InputError", "LexicalEmbedder", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck",
     "RecallResult", "Scenario", "SentenceTransformerEmbedder", "StoreLocation", "govern",

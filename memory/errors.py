@@ -29,3 +29,7 @@ class DataFileError(MemoryLabError, ValueError):
 
 class EmbedderError(MemoryLabError, RuntimeError):
     """The embedding model is missing, corrupted or cannot be loaded offline."""
+
+
+class ErasedError(MemoryLabError):
+    """The message's user was erased after the message was accepted and before it was stored; it was dropped."""

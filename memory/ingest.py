@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .adjudicate import CandidateRef, Decision, adjudicate
-from .errors import InputError
+from .errors import ErasedError, InputError
 from .extract import Fact, extract_facts
+from .journal import Plan
 from .schema import MemoryRecord, Message, validate_identifier, validate_text
 from .store import scope_where, similarity_from_distance
 
@@ -126,7 +127,7 @@ class Ingestor:
         self.roles = tuple(roles)
         self.batch_size = batch_size
         self._write_lock = threading.Lock()  # one batch at a time through adjudication and writing
-        self._queue: queue.Queue[tuple[Message, Future] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Message, Future, dict] | None] = queue.Queue()
         self._worker: threading.Thread | None = None
         self._worker_lock = threading.Lock()
 
@@ -139,9 +140,10 @@ class Ingestor:
         """Ingest messages in order, in batches. Every message is validated first: bad input changes nothing."""
         for i, m in enumerate(messages):
             self._validate(m, f"messages[{i}]")
+        epochs = self.manager.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[LogEntry] = []
         for start in range(0, len(messages), self.batch_size):
-            out += self._ingest_batch(list(messages[start : start + self.batch_size]))
+            out += self._ingest_batch(list(messages[start : start + self.batch_size]), epochs)
             if progress:
                 progress(min(start + self.batch_size, len(messages)), len(messages))
         return out
@@ -152,7 +154,8 @@ class Ingestor:
         self._validate(message, "message")
         future: Future[list[LogEntry]] = Future()
         self._ensure_worker()
-        self._queue.put((message, future))
+        epoch = self.manager.epochs([(message.tenant_id, message.user_id)])
+        self._queue.put((message, future, epoch))
         return future
 
     def flush(self, timeout: float | None = None) -> None:
@@ -206,16 +209,27 @@ class Ingestor:
             if any(b is None for b in batch):
                 return
 
-    def _run_async_batch(self, work: list[tuple[Message, Future]]) -> None:
+    def _run_async_batch(self, work: list[tuple[Message, Future, dict[tuple[str, str], int]]]) -> None:
+        """Ingest a drained batch; a message whose user was erased after it was queued is dropped (ErasedError)."""
+        epochs: dict[tuple[str, str], int] = {}
+        for _, _, epoch in work:
+            epochs.update(epoch)  # one owner's queued messages share an epoch unless an erase came between
         try:
-            entries = self._ingest_batch([m for m, _ in work])
+            entries = self._ingest_batch([m for m, _, e in work if e == {k: epochs[k] for k in e}], epochs)
         except BaseException as exc:  # every waiting caller learns of the failure
-            for _, fut in work:
+            for _, fut, _ in work:
                 fut.set_exception(exc)
             return
-        for message, fut in work:
-            fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_id)
-                            == (message.tenant_id, message.user_id, message.id)])
+        now = self.manager.epochs(epochs)
+        for message, fut, epoch in work:
+            owner = (message.tenant_id, message.user_id)
+            if epoch[owner] != now[owner] or epoch[owner] != epochs[owner]:
+                fut.set_exception(ErasedError(
+                    f"({message.tenant_id!r}, {message.user_id!r}) was erased while message {message.id!r} "
+                    "was queued; it was not stored"))
+            else:
+                fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_id)
+                                == (message.tenant_id, message.user_id, message.id)])
 
     # --- inspection -------------------------------------------------------------------------
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
@@ -236,45 +250,39 @@ class Ingestor:
             raise InputError(f"{where} must be a Message, got {type(message).__name__}")
         validate_text(message.content, f"{where} ({message.id}) content", max_chars=self.manager.config.max_message_chars)
 
-    def _ingest_batch(self, messages: list[Message]) -> list[LogEntry]:
-        store = self.manager.store
+    def _ingest_batch(self, messages: list[Message], epochs: dict[tuple[str, str], int] | None = None) -> list[LogEntry]:
+        manager = self.manager
+        if epochs is None:
+            epochs = manager.epochs({(m.tenant_id, m.user_id) for m in messages})
         with self._write_lock:
             fresh, replayed = self._split_done(messages)
             pending = self._extract(fresh)
             if pending:
-                vectors = self.manager.embedder.embed([p.fact.text for p in pending])
+                vectors = manager.embedder.embed([p.fact.text for p in pending])
                 for p, v in zip(pending, vectors):
                     p.vector = v
             entries, added, changed = self._decide(pending)
-            step = _max_write(store)
-            with self.manager._lock:  # short: the writes only
-                changed = _rebase(store, changed)
-                for i in range(0, len(added), step):  # Chroma caps one write at its max batch size
-                    chunk = added[i : i + step]
-                    store.add([r for r, _ in chunk], np.stack([v for _, v in chunk]))
-                for i in range(0, len(changed), step):
-                    store.update(changed[i : i + step])
-                if entries:
-                    store.texts.add_decisions([
-                        (e.tenant_id, e.user_id, e.message_id, e.at, e.to_dict()) for e in entries
-                    ])
-        return replayed + entries
+            with manager._lock:  # short: the writes only (journaled: see memory.journal)
+                plan = Plan(
+                    add=[r for r, _ in added], vectors=np.stack([v for _, v in added]) if added else None,
+                    update=_rebase(manager.store, changed), window=fresh,
+                    decisions=[(e.tenant_id, e.user_id, e.message_id, e.at, e.to_dict()) for e in entries],
+                    ingested=[(m.tenant_id, m.user_id, m.id) for m in fresh],
+                )
+                applied = manager.apply(plan, epochs=epochs)
+        kept = {(t, u) for t, u, _ in applied.ingested}
+        return replayed + [e for e in entries if (e.tenant_id, e.user_id) in kept]
 
     def _split_done(self, messages: list[Message]) -> tuple[list[Message], list[LogEntry]]:
         """Messages not ingested yet (each once), and the logged entries of those that were."""
         texts = self.manager.store.texts
-        by_owner: dict[tuple[str, str], list[str]] = {}
-        for m in messages:
-            by_owner.setdefault((m.tenant_id, m.user_id), []).append(m.id)
-        done = {(t, u, mid) for (t, u), ids in by_owner.items() for mid in texts.decided_messages(t, u, ids)}
-        fresh, seen, replayed = [], set(), []
+        fresh = self.manager.not_ingested(messages)
+        fresh_keys = {(m.tenant_id, m.user_id, m.id) for m in fresh}
+        replayed, seen = [], set()
         for m in messages:
             key = (m.tenant_id, m.user_id, m.id)
-            if key in done:
-                if key not in seen:
-                    replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)]
-            elif key not in seen:
-                fresh.append(m)
+            if key not in fresh_keys and key not in seen:
+                replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)]
             seen.add(key)
         return fresh, replayed
 
@@ -411,14 +419,6 @@ def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[Mem
                 superseded_by=ours.superseded_by or fresh.superseded_by,
             ))
     return out
-
-
-def _max_write(store) -> int:
-    """Largest write Chroma accepts in one call (a few thousand records)."""
-    try:
-        return max(1, min(4096, int(store.client.get_max_batch_size())))
-    except Exception:  # noqa: BLE001 - older clients or servers without the call
-        return 1000
 
 
 def _with(ids: list[str], new_id: str) -> list[str]:

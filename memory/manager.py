@@ -22,6 +22,7 @@ import numpy as np
 
 from .config import MemoryConfig
 from .embedders import Embedder, make_embedder
+from .journal import Plan
 from .recall import Candidates, govern
 from .schema import (
     Context, EraseReport, Hit, MemoryRecord, Message, RecallResult, parse_time, validate_identifier, validate_text,
@@ -79,6 +80,9 @@ class MemoryManager:
         self.token_counter = token_counter
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
+        self._epochs: dict[tuple[str, str], int] = {}
+        self.recovered = self.recover()
+        """How many interrupted write plans were rolled forward when this manager opened its store."""
 
     # --- write --------------------------------------------------------------
     def add(self, message: Message) -> MemoryRecord:
@@ -89,29 +93,91 @@ class MemoryManager:
         """Add messages in order, embedding them in batches. Already-stored messages are skipped (idempotent).
 
         Every message is validated before anything is written, so bad input leaves the store as it was.
+        Each batch is journaled (see :mod:`memory.journal`), so a crash leaves every message either
+        fully stored or absent.
         """
         for i, m in enumerate(messages):
             if not isinstance(m, Message):
                 raise TypeError(f"messages[{i}] must be a Message, got {type(m).__name__}")
             validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=self.config.max_message_chars)
+        epochs = self.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[MemoryRecord] = []
         for start in range(0, len(messages), batch_size):
             batch = messages[start : start + batch_size]
-            with self._lock:
-                existing = self.store.texts.get_texts([memory_id_for(m) for m in batch])
-                fresh = [m for m in batch if memory_id_for(m) not in existing]
-                records = [self._record_for(m) for m in fresh]
-                if records:
-                    self.store.add(records, self.embedder.embed([r.content for r in records]))
-                for m in fresh:
-                    self._push_window(m)
-                by_id = {r.memory_id: r for r in records}
-                for m in batch:
-                    rid = memory_id_for(m)
-                    out.append(by_id.get(rid) or self.get_record(rid, tenant_id=m.tenant_id, user_id=m.user_id))
+            fresh = self.not_ingested(batch)
+            records = [self._record_for(m) for m in fresh]
+            vectors = self.embedder.embed([r.content for r in records]) if records else None
+            self.apply(Plan(add=records, vectors=vectors, window=fresh,
+                            ingested=[(m.tenant_id, m.user_id, m.id) for m in fresh]), epochs=epochs)
+            by_id = {r.memory_id: r for r in records}
+            for m in batch:
+                rid = memory_id_for(m)
+                if rid in by_id:
+                    out.append(by_id[rid])
+                else:
+                    found = self.store.get([rid], tenant_id=m.tenant_id, user_id=m.user_id)
+                    if rid in found:
+                        out.append(found[rid])
             if progress:
                 progress(min(start + batch_size, len(messages)), len(messages))
         return out
+
+    # --- the journaled write --------------------------------------------------
+    def not_ingested(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages (first occurrence of each) that are not fully ingested yet."""
+        by_owner: dict[tuple[str, str], list[str]] = {}
+        for m in messages:
+            by_owner.setdefault((m.tenant_id, m.user_id), []).append(m.id)
+        done = {(t, u, mid) for (t, u), ids in by_owner.items() for mid in self.store.texts.ingested(t, u, ids)}
+        fresh, seen = [], set()
+        for m in messages:
+            key = (m.tenant_id, m.user_id, m.id)
+            if key not in done and key not in seen:
+                fresh.append(m)
+            seen.add(key)
+        return fresh
+
+    def epochs(self, owners: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """Erase counters of some owners: capture them when work is accepted, pass them to :meth:`apply`."""
+        with self._lock:
+            return {o: self._epochs.get(o, 0) for o in owners}
+
+    def apply(self, plan: Plan, *, epochs: dict[tuple[str, str], int] | None = None) -> Plan:
+        """Journal, apply and commit one write plan; returns what was applied.
+
+        Writes of an owner erased since ``epochs`` were captured are dropped: an erasure is a
+        barrier, and what was accepted before it is not stored after it.
+        """
+        with self._lock:
+            if epochs:
+                erased = {o for o, e in epochs.items() if self._epochs.get(o, 0) != e}
+                if erased:
+                    plan = plan.without(erased)
+            if not (plan.add or plan.update or plan.window or plan.decisions or plan.ingested):
+                return plan
+            seq = self.store.texts.journal_put(plan.to_json())
+            self._apply_journaled(seq, plan)
+            return plan
+
+    def _apply_journaled(self, seq: int, plan: Plan) -> None:
+        self.store.add(plan.add, plan.vectors)
+        self.store.update(plan.update)
+        texts = self.store.texts
+        with texts.transaction():
+            for m in plan.window:
+                self._push_window(m)
+            if plan.decisions:
+                texts.add_decisions(plan.decisions)
+            texts.mark_ingested(plan.ingested)
+            texts.journal_done(seq)
+
+    def recover(self) -> int:
+        """Roll forward every write plan a crash left in the journal; returns how many."""
+        with self._lock:
+            pending = self.store.texts.journal_pending()
+            for seq, data in pending:
+                self._apply_journaled(seq, Plan.from_json(data))
+            return len(pending)
 
     def _record_for(self, m: Message) -> MemoryRecord:
         ts = float(m.timestamp) if m.timestamp is not None else self.clock()
@@ -254,7 +320,10 @@ class MemoryManager:
         """Remove the user from every path (window, summary, long-term, caches, disk) and verify each."""
         from .erase import erase_user
 
-        return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
+        with self._lock:
+            _check_owner(tenant_id, user_id)
+            self._epochs[(tenant_id, user_id)] = self._epochs.get((tenant_id, user_id), 0) + 1
+            return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
 
     def clear_caches(self) -> int:
         """Drop every cached query embedding; returns how many were dropped."""

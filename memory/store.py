@@ -138,21 +138,22 @@ class MemoryStore:
             text_path = location.data_dir / "text" / f"{collection_name(workspace, embedder_name)}.sqlite3"
         self.texts = TextStore(text_path)
         self.dim = dim
+        self._batch = max(1, min(int(self.client.get_max_batch_size()), 5000))
 
     # --- writes -------------------------------------------------------------
-    def add(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
-        """Store records; text first, so a vector never exists without its text."""
+    def add(self, records: list[MemoryRecord], embeddings: np.ndarray | None) -> None:
+        """Store records (idempotent upserts); text first, so a vector never exists without its text."""
         if not records:
             return
+        vectors = np.asarray(embeddings, dtype=np.float32)
         self.texts.put_texts([
             (r.memory_id, r.tenant_id, r.user_id, r.content, {f: getattr(r, f) for f in _TEXT_FIELDS})
             for r in records
         ])
-        self.collection.upsert(
-            ids=[r.memory_id for r in records],
-            embeddings=np.asarray(embeddings, dtype=np.float32),
-            metadatas=[_to_meta(r) for r in records],
-        )
+        for start in range(0, len(records), self._batch):
+            chunk = records[start : start + self._batch]
+            self.collection.upsert(ids=[r.memory_id for r in chunk], embeddings=vectors[start : start + self._batch],
+                                   metadatas=[_to_meta(r) for r in chunk])
 
     def update(self, records: list[MemoryRecord]) -> None:
         """Write back the metadata (and text fields) of existing records."""
@@ -162,7 +163,9 @@ class MemoryStore:
             (r.memory_id, r.tenant_id, r.user_id, r.content, {f: getattr(r, f) for f in _TEXT_FIELDS})
             for r in records
         ])
-        self.collection.update(ids=[r.memory_id for r in records], metadatas=[_to_meta(r) for r in records])
+        for start in range(0, len(records), self._batch):
+            chunk = records[start : start + self._batch]
+            self.collection.update(ids=[r.memory_id for r in chunk], metadatas=[_to_meta(r) for r in chunk])
 
     def delete_owner(self, tenant_id: str, user_id: str) -> int:
         """Delete every vector of one (tenant, user); the caller erases the text. Returns the count."""

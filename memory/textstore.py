@@ -13,8 +13,9 @@ import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS texts (
@@ -29,6 +30,13 @@ CREATE TABLE IF NOT EXISTS window (
 CREATE TABLE IF NOT EXISTS summaries (
     tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, text TEXT NOT NULL, source_ids TEXT NOT NULL,
     PRIMARY KEY (tenant_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS ingested (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, message_id TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, message_id)
+);
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, plan TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
@@ -50,6 +58,7 @@ class TextStore:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._depth = 0
         self._db = sqlite3.connect(
             str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None
         )
@@ -61,16 +70,32 @@ class TextStore:
         with self._lock:
             self._db.close()
 
-    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One SQLite transaction around everything inside (re-entrant: inner blocks join the outer one)."""
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
             self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
-                for sql, args in statements:
-                    self._db.execute(sql, args)
+                yield
             except BaseException:
+                self._depth = 0
                 self._db.execute("ROLLBACK")
                 raise
+            self._depth = 0
             self._db.execute("COMMIT")
+
+    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        with self.transaction():
+            for sql, args in statements:
+                self._db.execute(sql, args)
 
     def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
@@ -120,7 +145,7 @@ class TextStore:
 
     def push_window(self, tenant_id: str, user_id: str, message: dict[str, Any], *, keep: int) -> list[dict[str, Any]]:
         """Append a message; pop and return the oldest ones beyond ``keep``, atomically."""
-        with self._lock:
+        with self.transaction():
             current = self.window(tenant_id, user_id)
             seq = self._rows(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
@@ -175,6 +200,7 @@ class TextStore:
                 ("DELETE FROM window WHERE tenant_id = ? AND user_id = ?", key),
                 ("DELETE FROM summaries WHERE tenant_id = ? AND user_id = ?", key),
                 ("DELETE FROM decisions WHERE tenant_id = ? AND user_id = ?", key),
+                ("DELETE FROM ingested WHERE tenant_id = ? AND user_id = ?", key),
             ])
             self.compact()
             return counts
@@ -183,6 +209,38 @@ class TextStore:
         """VACUUM: rebuild the file so no free page keeps old bytes."""
         with self._lock:
             self._db.execute("VACUUM")
+
+    # --- ingestion marks and the write journal -------------------------------
+    def ingested(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
+        """Which of these messages of one owner are fully ingested (the commit mark of the write path)."""
+        out: set[str] = set()
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(r[0] for r in self._rows(
+                f"SELECT message_id FROM ingested WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
+                (tenant_id, user_id, *chunk),
+            ))
+        return out
+
+    def mark_ingested(self, rows: list[tuple[str, str, str]]) -> None:
+        self._tx(("INSERT OR IGNORE INTO ingested VALUES (?, ?, ?)", r) for r in rows)
+
+    def count_ingested(self, tenant_id: str, user_id: str) -> int:
+        return self._rows("SELECT COUNT(*) FROM ingested WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))[0][0]
+
+    def journal_put(self, plan: dict[str, Any]) -> int:
+        """Record a write plan before any of it is applied; returns its sequence number."""
+        with self._lock:
+            self._tx([("INSERT INTO journal (plan) VALUES (?)", (json.dumps(plan, ensure_ascii=False),))])
+            return self._rows("SELECT MAX(seq) FROM journal")[0][0]
+
+    def journal_done(self, seq: int) -> None:
+        self._tx([("DELETE FROM journal WHERE seq = ?", (seq,))])
+
+    def journal_pending(self) -> list[tuple[int, dict[str, Any]]]:
+        """Plans recorded but not finished (a crash happened while applying them), oldest first."""
+        return [(seq, json.loads(plan)) for seq, plan in self._rows("SELECT seq, plan FROM journal ORDER BY seq")]
 
     # --- audit --------------------------------------------------------------
     def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:

@@ -1,0 +1,40 @@
+"""Child process for tests/test_crash_safety.py: ingest a synthetic scenario into a data folder.
+
+Usage: python tests/crash_child.py DATA_DIR [raw|facts]. Prints "recovered N" once the store is open
+(after rolling forward any journaled plan), then one line per batch, then "done".
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, parse_scenario  # noqa: E402
+from memory.ingest import Ingestor  # noqa: E402
+from memory.synth import SynthSpec, generate_scenario  # noqa: E402
+
+import json  # noqa: E402
+
+SPEC = SynthSpec(users=4, tenants=2, messages=160, seed=2)
+
+
+def messages():
+    return parse_scenario(json.dumps(generate_scenario(SPEC)), source="synthetic").messages
+
+
+def main() -> None:
+    data_dir, mode = Path(sys.argv[1]), sys.argv[2]
+    mm = MemoryManager(MemoryConfig(window_size=4), embedder=LexicalEmbedder(),
+                       location=StoreLocation(data_dir=data_dir), workspace="crash")
+    print(f"recovered {mm.recovered}", flush=True)
+    msgs = messages()
+    if mode == "facts":
+        ing = Ingestor(mm, batch_size=4)
+        ing.ingest_many(msgs, progress=lambda d, t: print(f"batch {d}/{t}", flush=True))
+    else:
+        mm.add_many(msgs, batch_size=4, progress=lambda d, t: print(f"batch {d}/{t}", flush=True))
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
