@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
+    p.add_argument("--scale", type=int, default=1, help="1 (default, about a minute) or more for larger runs")
+    p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("synth", help="write a synthetic scenario of any size (deterministic by seed)")
     p.add_argument("--users", type=int, default=6)
     p.add_argument("--tenants", type=int, default=2)
@@ -214,6 +219,26 @@ def _erase_text(r: dict[str, Any]) -> str:
     lines.append(f"  other users' records: {r['others_before']} before, {r['others_after']} after")
     lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
     return "\n".join(lines)
+
+
+@command("reliability")
+def _reliability(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .embedders import make_embedder
+    from .reliability import run_report
+
+    embedder = make_embedder(args.embedder)
+    with tqdm(total=4, desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
+        def step(name: str) -> None:  # called before each check
+            if name != "isolation":
+                bar.update(1)
+            bar.set_postfix_str(name)
+
+        report = run_report(embedder, scale=args.scale, progress=step)
+        bar.update(bar.total - bar.n)
+    emit(report.to_dict(), as_json=args.json, text=lambda _: report.text())
+    return 0 if report.ok else 1
 
 
 @command("synth")
