@@ -245,12 +245,15 @@ class MemoryManager:
     def candidates(
         self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None, pool: int | None = None,
         config: MemoryConfig | None = None, include_blind: bool = True, query_vector: np.ndarray | None = None,
+        exact: bool = False,
     ) -> Candidates:
         """Fetch the lifecycle-filtered pool (and, with ``include_blind``, the blind pool) once;
         :func:`recall.govern` ranks them.
 
         ``pool`` is how many candidates to fetch from each; default ``top_k * overfetch``.
         ``query_vector`` skips embedding the query (benchmarks, or a caller that already has it).
+        ``exact`` scores every record of the user (no ``pool`` cut, no approximate index): for views
+        that show all candidates, like the lab's.
         """
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
@@ -258,9 +261,13 @@ class MemoryManager:
         now = self._now(as_of)
         n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
         vec = self.embed_query(query) if query_vector is None else query_vector
-        owner = {"tenant_id": tenant_id, "user_id": user_id, "n": n}
-        hot = self.store.query(vec, **owner, scope="hot") if include_blind else []
-        active = self.store.query(vec, **owner, scope="active", now=now)
+        owner = {"tenant_id": tenant_id, "user_id": user_id}
+        if exact:
+            hot = self.store.scan(vec, **owner, scope="hot") if include_blind else []
+            active = self.store.scan(vec, **owner, scope="active", now=now)
+        else:
+            hot = self.store.query(vec, **owner, n=n, scope="hot") if include_blind else []
+            active = self.store.query(vec, **owner, n=n, scope="active", now=now)
         return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=now, hot=hot, active=active)
 
     def retrieve(

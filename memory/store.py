@@ -188,6 +188,27 @@ class MemoryStore:
         records = self._join(ids, metas)
         return [(records[i], similarity_from_distance(d)) for i, d in zip(ids, dists) if i in records]
 
+    def scan(
+        self, embedding: np.ndarray, *, tenant_id: str, user_id: str, scope: Scope, now: float | None = None
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Every record of one (tenant, user) within a scope, scored exactly, most similar first.
+
+        Reads the owner's vectors (same ``where`` as :meth:`query`) and scores them with numpy, so no
+        candidate is missed the way an approximate index can miss some; for pools covering all of a
+        user's memories (the lab, studies). Cosine distance is computed as Chroma does (1 - dot of
+        unit vectors) and converted by :func:`similarity_from_distance`, like every other score.
+        """
+        res = self.collection.get(where=scope_where(tenant_id, user_id, scope=scope, now=now),
+                                  include=["metadatas", "embeddings"])
+        if not res["ids"]:
+            return []
+        records = self._join(res["ids"], res["metadatas"])
+        vecs = np.asarray(res["embeddings"], dtype=np.float32)
+        distances = 1.0 - vecs @ np.asarray(embedding, dtype=np.float32).reshape(-1)
+        scored = [(records[i], similarity_from_distance(d)) for i, d in zip(res["ids"], distances) if i in records]
+        scored.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
+        return scored
+
     def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
         """Every record of one (tenant, user) within a scope, oldest first."""
         res = self.collection.get(where=scope_where(tenant_id, user_id, scope=scope, now=now), include=["metadatas"])

@@ -139,3 +139,12 @@ def test_build_context_respects_budget_and_includes_tracks(make_manager):
     assert ctx.summary.count("\n") == 5  # m0..m5 folded, one line each
     assert mm.summary_sources(**OWNER) == [f"m{i}" for i in range(6)]
     assert ctx.tokens >= ctx.memory_tokens
+
+
+def test_exact_candidates_cover_every_record_and_agree_with_the_index(mm):
+    exact = mm.candidates("campaign budget", **OWNER, as_of=T0 + 30 * DAY, exact=True)
+    approx = mm.candidates("campaign budget", **OWNER, as_of=T0 + 30 * DAY, pool=50)
+    assert len(exact.hot) == len(exact.active) == len(FACTS)
+    assert [r.memory_id for r, _ in exact.active] == [r.memory_id for r, _ in approx.active]
+    for (r1, s1), (r2, s2) in zip(exact.active, approx.active):
+        assert s1 == pytest.approx(s2, abs=1e-5)
