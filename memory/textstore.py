@@ -101,6 +101,14 @@ class TextStore:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
+    def _rows_in(self, sql: str, args: tuple, ids: list[str], *, chunk: int = 500) -> list[tuple]:
+        """Run ``sql`` (with ``{marks}`` for an IN list) over ``ids`` in chunks SQLite accepts."""
+        out: list[tuple] = []
+        for start in range(0, len(ids), chunk):
+            part = ids[start : start + chunk]
+            out += self._rows(sql.format(marks=",".join("?" * len(part))), (*args, *part))
+        return out
+
     # --- record texts -----------------------------------------------------
     def put_texts(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
         """Insert or replace (memory_id, tenant_id, user_id, content, extras) rows atomically."""
@@ -111,16 +119,11 @@ class TextStore:
 
     def get_texts(self, memory_ids: list[str]) -> dict[str, tuple[str, str, str, dict[str, Any]]]:
         """memory_id -> (tenant_id, user_id, content, extras) for the ids that exist."""
-        out: dict[str, tuple[str, str, str, dict[str, Any]]] = {}
-        for start in range(0, len(memory_ids), 500):
-            chunk = memory_ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for m, t, u, c, x in self._rows(
-                f"SELECT memory_id, tenant_id, user_id, content, extras FROM texts WHERE memory_id IN ({marks})",
-                tuple(chunk),
-            ):
-                out[m] = (t, u, c, json.loads(x))
-        return out
+        rows = self._rows_in(
+            "SELECT memory_id, tenant_id, user_id, content, extras FROM texts WHERE memory_id IN ({marks})",
+            (), memory_ids,
+        )
+        return {m: (t, u, c, json.loads(x)) for m, t, u, c, x in rows}
 
     def delete_texts(self, memory_ids: list[str]) -> None:
         self._tx(("DELETE FROM texts WHERE memory_id = ?", (m,)) for m in memory_ids)
@@ -213,21 +216,14 @@ class TextStore:
     # --- ingestion marks and the write journal -------------------------------
     def ingested(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
         """Which of these messages of one owner are fully ingested (the commit mark of the write path)."""
-        out: set[str] = set()
-        for start in range(0, len(message_ids), 500):
-            chunk = message_ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(r[0] for r in self._rows(
-                f"SELECT message_id FROM ingested WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
-                (tenant_id, user_id, *chunk),
-            ))
-        return out
+        rows = self._rows_in(
+            "SELECT message_id FROM ingested WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
+            (tenant_id, user_id), message_ids,
+        )
+        return {r[0] for r in rows}
 
     def mark_ingested(self, rows: list[tuple[str, str, str]]) -> None:
         self._tx(("INSERT OR IGNORE INTO ingested VALUES (?, ?, ?)", r) for r in rows)
-
-    def count_ingested(self, tenant_id: str, user_id: str) -> int:
-        return self._rows("SELECT COUNT(*) FROM ingested WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))[0][0]
 
     def journal_put(self, plan: dict[str, Any]) -> int:
         """Record a write plan before any of it is applied; returns its sequence number."""
@@ -275,18 +271,6 @@ class TextStore:
             sql += " AND message_id = ?"
             args += (message_id,)
         return [json.loads(r[0]) for r in self._rows(sql + " ORDER BY seq", args)]
-
-    def decided_messages(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
-        """Which of these message ids already have decisions logged (used to make ingestion idempotent)."""
-        out: set[str] = set()
-        for start in range(0, len(message_ids), 500):
-            chunk = message_ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(r[0] for r in self._rows(
-                f"SELECT DISTINCT message_id FROM decisions WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
-                (tenant_id, user_id, *chunk),
-            ))
-        return out
 
     def count_decisions(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
         if tenant_id is None:
