@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="2,000 memories, 3 repeats")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.memories, args.repeats = 2_000, 3
 
     embedder = make_embedder("minilm")
     with tempfile.TemporaryDirectory(prefix="slider-bench-") as folder:
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
         embed_ms = _median_ms(lambda: embedder.embed([f"{QUERY} #{next(counter)}"]), args.repeats)
         as_of = 1_760_000_000.0 + 600.0 * args.memories
         t0 = time.perf_counter()
-        cands = manager.candidates(QUERY, tenant_id=OWNER[0], user_id=OWNER[1], as_of=as_of, pool=args.memories)
+        cands = manager.candidates(QUERY, tenant_id=OWNER[0], user_id=OWNER[1], as_of=as_of, exact=True)
         fetch_ms = (time.perf_counter() - t0) * 1000
         returned = {r.memory_id for r, _ in cands.hot}
         everyone = manager.store.records(*OWNER, scope="hot")
@@ -138,13 +141,12 @@ def main(argv: list[str] | None = None) -> dict:
                 "rerun = memory.recall.govern over the cached candidates (+ the recall page's metrics, tables, "
                 "candidate frame and plotly figure for *_and_views); Streamlit rendering not included",
                 "embed_query_once = MiniLM (all-MiniLM-L6-v2, CPU) embedding one new query string",
-                "fetch_candidates_once = what a re-embed would also redo: embed + two Chroma queries of n = all + "
-                "text join (the lab pays it once per query and data version)",
+                "fetch_candidates_once = what a re-embed would also redo: embed + an exact scan of the user's "
+                "vectors (two Chroma gets) + text join (the lab pays it once per query and data version)",
                 "govern uses the lab's memoised token counter (lab.views.cached_count_tokens)",
                 "memories: real texts, synthetic vectors spread over the similarity range; as_of after the last one",
                 f"setup ({args.memories} records into an on-disk Chroma + TextStore): {populate_s:.1f} s",
-                "pool_missing: memories Chroma's HNSW did not return for n = all (approximate search); "
-                "pool_missing_max_similarity is their best exact cosine to the query",
+                "pool_missing: memories the candidate fetch did not return (0 with the exact scan)",
             ],
             "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
                         "python": platform.python_version(), "platform": platform.platform()},
@@ -152,6 +154,11 @@ def main(argv: list[str] | None = None) -> dict:
         }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    RESULTS.with_suffix(".md").write_text(
+        "| memories | embed query once ms | fetch candidates once ms | worst govern ms | worst rerun ms "
+        "| rerun / embed | rerun / fetch |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        f"| {args.memories:,} | {embed_ms:.1f} | {fetch_ms:.0f} | {worst_govern:.1f} | {worst:.1f} "
+        f"| {worst / embed_ms:.2f} | {worst / fetch_ms:.3f} |\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in result.items() if k not in ("slider_moves", "notes", "machine")}, indent=2))
     print(f"written: {RESULTS.relative_to(ROOT)}")
     return result
