@@ -119,10 +119,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.recall_latency")
     p.add_argument("--sizes", default="1000,10000,100000")
     p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--quick", action="store_true", help="1,000 and 10,000 memories, 100 queries")
+    p.add_argument("--quick", action="store_true", help="1,000 and 10,000 memories, 60 queries")
     a = p.parse_args(argv)
     sizes = [1000, 10000] if a.quick else [int(s) for s in a.sizes.split(",")]
-    run(sizes, 100 if a.quick else a.queries)
+    run(sizes, 60 if a.quick else a.queries)
     return 0
 
 
