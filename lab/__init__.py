@@ -11,6 +11,7 @@ without ``app.py``'s sidebar).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class PageSpec:
     """Whether the page draws a plotly chart once populated (browser tests wait for it)."""
     default: bool = False
     """The page ``/`` opens."""
+    picks_user: bool = True
+    """The page has the shared user picker (``?user=tenant/user``), so a stale user link shows a message there."""
 
     @property
     def link(self) -> str:
@@ -39,11 +42,9 @@ class PageSpec:
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("pages/recall.py", "recall-view", "page.recall", ":material/manage_search:", has_chart=True, default=True),
     PageSpec("pages/pollution.py", "pollution-view", "page.pollution", ":material/coronavirus:", has_chart=True),
-    # Wired by the lead when the write path lands (memory/ingest.py, dedup.py, adjudicate.py):
-    # PageSpec("pages/dedup.py", "dedup-view", "page.dedup", ":material/join_inner:", has_chart=True),
+    PageSpec("pages/dedup.py", "dedup-view", "page.dedup", ":material/join_inner:", has_chart=True, picks_user=False),
     PageSpec("pages/erasure.py", "erasure-view", "page.erasure", ":material/delete_forever:", has_chart=True),
-    # Wired by the lead when the study runner lands (memory/study.py, study_figures.py):
-    # PageSpec("pages/study.py", "study-view", "page.study", ":material/monitoring:", has_chart=True),
+    PageSpec("pages/study.py", "study-view", "page.study", ":material/monitoring:", has_chart=True, picks_user=False),
     PageSpec("pages/inspector.py", "inspector-view", "page.inspector", ":material/table_view:"),
 )
 
@@ -53,3 +54,10 @@ stored window (and folds the rest into the summary view), so moving it never re-
 
 CANDIDATE_CACHE_ENTRIES = 64
 """Candidate pools (one per workspace, data version, user, query) kept per browser session."""
+
+WRITE_PATHS: tuple[str, ...] = ("raw", "facts")
+"""How the lab writes messages: ``raw`` stores every message as-is (MemoryManager.add_many); ``facts`` sends
+them through the write path (memory.ingest.Ingestor: atomic facts, dedup/update/coexist, version chains)."""
+
+LOCOMO_SAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
+"""The two-conversation LoCoMo sample (CC BY-NC 4.0): read from beside the repository, never copied into it."""

@@ -10,6 +10,10 @@
   exactly its live lab and the erasure page's disk scan sees only that lab.
 * Candidates are fetched once per (workspace, data version, user, query, as_of) with
   ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only.
+* The sidebar's write path decides how messages are written: ``raw`` stores each message as-is
+  (``MemoryManager.add_many``); ``facts`` sends them through ``memory.ingest.Ingestor`` (atomic
+  facts, dedup/update/coexist, version chains); both keep the recent window. Each write path has its
+  own workspace.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import streamlit as st
 
@@ -26,7 +31,8 @@ from memory import (
     Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern, make_embedder,
 )
 from memory.embedders import Embedder
-from memory.scenario import Scenario, ScenarioQuery, replay
+from memory.ingest import Ingestor
+from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
 from memory.store import StoreLocation
 
@@ -47,9 +53,20 @@ def get_embedder(name: str) -> Embedder:
     return make_embedder(name)
 
 
+def embedder_for(name: str) -> Embedder:
+    """The cached embedder, with a spinner while MiniLM loads (the first time in this process)."""
+    if name == "minilm":
+        with st.spinner(t("engine.loading_model")):
+            return get_embedder(name)
+    return get_embedder(name)
+
+
 def _release(live: "_Live") -> None:
-    """Drop a released workspace: its Chroma collection and its text file (never raises)."""
-    manager = live.manager
+    release_manager(live.manager)
+
+
+def release_manager(manager: MemoryManager) -> None:
+    """Drop a manager's workspace: its Chroma collection and its text file (never raises)."""
     try:
         manager.store.client.delete_collection(manager.store.collection.name)
     except Exception as exc:  # already gone, or the server is down: nothing more to do
@@ -61,13 +78,31 @@ def _release(live: "_Live") -> None:
 
 
 @st.cache_resource(scope="session", max_entries=1, on_release=_release, show_spinner=False)
-def _workspace(workspace: str, embedder_name: str, data_dir: str | None, host: str | None, port: int | None) -> "_Live":
+def _workspace(workspace: str, embedder_name: str, write_path: str, data_dir: str | None, host: str | None,
+               port: int | None) -> "_Live":
     location = StoreLocation(data_dir=Path(data_dir) if data_dir else None, host=host, port=port)
     manager = MemoryManager(
         MemoryConfig(window_size=WINDOW_CAPACITY), embedder=get_embedder(embedder_name), location=location,
         workspace=workspace, token_counter=cached_count_tokens,
     )
-    return _Live(manager, LabData())
+    ingestor = Ingestor(manager, batch_size=INGEST_BATCH) if write_path == "facts" else None
+    return _Live(manager, LabData(), ingestor)
+
+
+INGEST_BATCH = 32
+"""Messages per write-path batch when loading a scenario (the progress bar moves once per batch)."""
+
+
+def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Message], *,
+          progress: Callable[[int, int], None] | None = None) -> None:
+    """Write messages the way the sidebar's write path says: as-is (no ingestor) or through the Ingestor.
+
+    Either way every message also enters its user's recent window (and so the summary), in order.
+    """
+    if ingestor is None:
+        manager.add_many(messages, progress=progress)
+    else:
+        ingestor.ingest_many(messages, progress=progress)
 
 
 def session_location() -> StoreLocation:
@@ -101,6 +136,7 @@ class LabData:
 class _Live:
     manager: MemoryManager
     data: LabData
+    ingestor: Ingestor | None = None
 
 
 @dataclass
@@ -112,6 +148,8 @@ class Lab:
     workspace: str
     manager: MemoryManager
     data: LabData
+    ingestor: Ingestor | None = None
+    """The write path when the sidebar says ``facts``; None for ``raw``."""
 
     @property
     def scenario(self) -> Scenario:
@@ -146,8 +184,9 @@ class Lab:
         return govern(self.candidates(owner, query, as_of), self.config, token_counter=cached_count_tokens)
 
     def add(self, messages: list[Message], *, kind: str | None = None) -> None:
-        """Write messages into the workspace and remember their labels (and injection kind)."""
-        self.manager.add_many(messages)
+        """Write messages into the workspace (through the sidebar's write path) and remember their labels
+        (and injection kind)."""
+        write(self.manager, self.ingestor, messages)
         for m in messages:
             self.data.labels[m.id] = tuple(m.labels)
             if kind:
@@ -190,37 +229,40 @@ def _candidates(_manager: MemoryManager, workspace: str, embedder: str, version:
     return _manager.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, pool=pool)
 
 
-def start_page(page: str) -> Lab:
-    """A page's common start: its title and lead (i18n keys ``<page>.title``, ``<page>.lead``), a message and a
-    stop when the sidebar's settings are invalid, then this session's lab."""
+def page_header(page: str) -> tuple[Settings, MemoryConfig]:
+    """A page's title and lead (i18n keys ``<page>.title``, ``<page>.lead``), then the sidebar's settings and
+    config (a message and a stop when they are invalid)."""
     current = state.settings()
     st.title(t(f"{page}.title"))
     st.caption(t(f"{page}.lead"))
-    return open_lab(current, state.require_config(current))
+    return current, state.require_config(current)
+
+
+def start_page(page: str) -> Lab:
+    """A page's common start (:func:`page_header`), then this session's lab."""
+    return open_lab(*page_header(page))
 
 
 def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     """This session's lab for the current settings: load the model and replay the scenario if needed (with progress)."""
-    workspace = f"{state.lab_id()}-{current.scenario_key}"
+    workspace = f"{state.lab_id()}-{current.scenario_key}" + ("-facts" if current.write_path == "facts" else "")
     location = session_location()
-    if current.embedder == "minilm":
-        with st.spinner(t("engine.loading_model")):
-            get_embedder(current.embedder)
-    live = _workspace(workspace, current.embedder,
+    embedder_for(current.embedder)
+    live = _workspace(workspace, current.embedder, current.write_path,
                       str(location.data_dir) if location.data_dir else None, location.host, location.port)
     if not live.data.loaded:
-        _ingest(live.manager, current, live.data)
-    return Lab(current, config, workspace, live.manager, live.data)
+        _ingest(live, current)
+    return Lab(current, config, workspace, live.manager, live.data, live.ingestor)
 
 
-def _ingest(manager: MemoryManager, current: Settings, data: LabData) -> None:
-    scenario = current.scenario
+def _ingest(live: _Live, current: Settings) -> None:
+    scenario, data = current.scenario, live.data
     bar = st.progress(0.0, text=t("engine.ingesting", name=scenario.name, done=0, total=len(scenario.messages)))
 
     def progress(done: int, total: int) -> None:
         bar.progress(done / max(total, 1), text=t("engine.ingesting", name=scenario.name, done=done, total=total))
 
-    replay(manager, scenario, progress=progress)
+    write(live.manager, live.ingestor, scenario.messages, progress=progress)
     bar.empty()
     data.labels.update({m.id: tuple(m.labels) for m in scenario.messages})
     data.loaded = True

@@ -25,30 +25,40 @@ def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str
     """
     text = {"similarity": "similarity", "score": "composite score", "threshold": "threshold",
             "candidate": "candidate", **(text or {})}
-    shown = frame.head(max_bars)
+    shown = frame.head(max_bars).assign(label=lambda f: unique_labels(f["id"]))
     fig = go.Figure()
     for stage, color in STAGE_COLORS.items():
         part = shown[shown["stage"] == stage]
         if part.empty:
             continue
         fig.add_bar(
-            x=part["id"], y=part["similarity"], name=stage, marker_color=color,
+            x=part["label"], y=part["similarity"], name=stage, marker_color=color,
             customdata=part[["reason", "content"]].to_numpy(),
             hovertemplate="%{x}<br>" + text["similarity"] + " %{y:.3f}<br>%{customdata[0]}<br>%{customdata[1]}<extra>"
             + stage + "</extra>",
         )
     scored = shown[shown["score"].notna()]
     if not scored.empty:
-        fig.add_scatter(x=scored["id"], y=scored["score"], mode="markers", name=text["score"],
+        fig.add_scatter(x=scored["label"], y=scored["score"], mode="markers", name=text["score"],
                         marker={"symbol": "diamond", "size": 9, "color": "#1565c0"})
     fig.add_hline(y=threshold, line_dash="dash", line_color="#c62828",
                   annotation_text=f"{text['threshold']} {threshold:.2f}", annotation_position="top right")
     fig.update_layout(
         barmode="overlay", height=380, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis={"title": text["candidate"], "categoryorder": "array", "categoryarray": list(shown["id"])},
+        xaxis={"title": text["candidate"], "categoryorder": "array", "categoryarray": list(shown["label"])},
         yaxis={"title": text["similarity"]}, legend={"orientation": "h", "y": -0.25},
     )
     return fig
+
+
+def unique_labels(ids) -> list[str]:
+    """Axis labels for ids that may repeat (several facts of one message keep its id): ``m3``, ``m3·2``, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for value in ids:
+        seen[value] = seen.get(value, 0) + 1
+        out.append(value if seen[value] == 1 else f"{value}·{seen[value]}")
+    return out
 
 
 def pollution_by_kind(table: pd.DataFrame, *, text: Mapping[str, str] | None = None) -> go.Figure:
@@ -75,4 +85,92 @@ def erasure_checks(frame: pd.DataFrame, *, text: Mapping[str, str] | None = None
         fig.add_bar(x=frame["path"], y=frame["after"], name=text["after"], marker_color="#2e7d32")
     fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       yaxis={"title": text["count"], "rangemode": "tozero"}, legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+KIND_COLORS: dict[str, str] = {
+    "duplicate": "#1565c0", "update": "#c62828", "coexist": "#6a1b9a", "new": "#2e7d32", "": "#757575",
+}
+"""Colour of each expected kind on the similarity axis ("" = unlabelled)."""
+BAND_FILLS = (("new", "#e8f5e9"), ("update", "#fff3e0"), ("duplicate", "#e3f2fd"))
+
+
+def similarity_axis(frame: pd.DataFrame, *, conflict_band: float, duplicate_band: float,
+                    text: Mapping[str, str] | None = None) -> go.Figure:
+    """Every pair as a point on the similarity axis, one row per expected kind, coloured by it; a cross where the
+    plain rule is wrong at these bands. The three regions of the plain rule are shaded, the two bands drawn.
+
+    ``frame`` is lab.dedup.decision_frame; ``text`` overrides labels (keys: similarity, expected, wrong, right,
+    new, update, duplicate, conflict_band, duplicate_band, unlabelled).
+    """
+    text = {"similarity": "similarity", "expected": "expected", "wrong": "plain rule wrong", "right": "plain rule right",
+            "new": "plain: new", "update": "plain: update (conflict)", "duplicate": "plain: duplicate",
+            "conflict_band": "conflict band", "duplicate_band": "duplicate band", "unlabelled": "unlabelled",
+            **(text or {})}
+    kinds = [k for k in KIND_COLORS if k in set(frame["expected"])]
+    low = min(0.0, float(frame["similarity"].min()) - 0.02) if len(frame) else 0.0
+    fig = go.Figure()
+    for (region, fill), (x0, x1) in zip(BAND_FILLS, ((low, conflict_band), (conflict_band, duplicate_band),
+                                                     (duplicate_band, 1.02))):
+        if x1 > x0:
+            fig.add_vrect(x0=x0, x1=x1, fillcolor=fill, opacity=0.8, layer="below", line_width=0,
+                          annotation_text=text[region], annotation_position="top left")
+    for row, kind in enumerate(kinds):
+        part = frame[frame["expected"] == kind]
+        jitter = [((i * 0.618) % 1.0 - 0.5) * 0.5 for i in range(len(part))]
+        part = part.assign(y=[row + j for j in jitter])
+        name = kind or text["unlabelled"]
+        _legend_key(fig, name, KIND_COLORS[kind], "circle", group=name)
+        for wrong, symbol in ((False, "circle"), (True, "x")):
+            points = part[(part["plain_error"] != "") == wrong]
+            fig.add_scatter(
+                x=points["similarity"], y=points["y"], mode="markers", name=name, legendgroup=name,
+                showlegend=False, marker={"color": KIND_COLORS[kind], "size": 11, "symbol": symbol,
+                                          "line": {"width": 1, "color": "white"}},
+                customdata=points[["id", "plain_rule", "governed", "existing", "incoming"]].to_numpy(),
+                hovertemplate="%{customdata[0]}: " + text["similarity"] + " %{x:.3f}<br>plain %{customdata[1]}, "
+                "governed %{customdata[2]}<br>%{customdata[3]}<br>→ %{customdata[4]}<extra>" + name + "</extra>",
+            )
+    _legend_key(fig, text["wrong"], "#424242", "x")
+    for band, key, position in ((conflict_band, "conflict_band", "bottom left"),
+                                (duplicate_band, "duplicate_band", "bottom right")):
+        fig.add_vline(x=band, line_dash="dash", line_color="#c62828", annotation_text=f"{text[key]} {band:.2f}",
+                      annotation_position=position)
+    fig.update_layout(
+        height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.2,
+                                                                         "title": {"text": text["expected"]}},
+        xaxis={"title": text["similarity"], "range": [low, 1.02]},
+        yaxis={"tickvals": list(range(len(kinds))), "ticktext": [k or text["unlabelled"] for k in kinds],
+               "range": [-0.6, len(kinds) - 0.4], "title": text["expected"]},
+    )
+    return fig
+
+
+def _legend_key(fig: go.Figure, name: str, color: str, symbol: str, *, group: str | None = None) -> None:
+    """A legend entry with no point of its own (so a kind shows even when all its points are crosses)."""
+    fig.add_scatter(x=[None], y=[None], mode="markers", name=name, legendgroup=group, hoverinfo="skip",
+                    marker={"color": color, "size": 11, "symbol": symbol})
+
+
+def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = None) -> go.Figure:
+    """The versions of one fact over time (lab.dedup.chain_frame): retired versions grey, the live one green."""
+    text = {"version": "version", "time": "created at", "deprecated": "deprecated", "active": "active",
+            **(text or {})}
+    times = pd.to_datetime(chain["created_at"])
+    labels = [f"v{v}: {c if len(c) <= 48 else c[:47] + '…'}" for v, c in zip(chain["version"], chain["content"])]
+    fig = go.Figure()
+    fig.add_scatter(x=times, y=chain["version"], mode="lines", line={"color": "#9e9e9e", "shape": "hv"},
+                    showlegend=False, hoverinfo="skip")
+    for deprecated, name, color in ((True, text["deprecated"], "#9e9e9e"), (False, text["active"], "#2e7d32")):
+        mask = chain["is_deprecated"] == deprecated
+        if mask.any():
+            fig.add_scatter(x=times[mask], y=chain["version"][mask], mode="markers+text", name=name,
+                            text=[label for label, m in zip(labels, mask) if m], textposition="top center",
+                            marker={"size": 16, "color": color}, customdata=chain.loc[mask, ["superseded_by"]],
+                            hovertemplate="%{text}<br>superseded_by %{customdata[0]}<extra></extra>")
+    top = int(chain["version"].max()) if len(chain) else 1
+    pad = max(times.max() - times.min(), pd.Timedelta(days=2)) * 0.35  # room for the labels at both ends
+    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": -0.3},
+                      xaxis={"title": text["time"], "range": [times.min() - pad, times.max() + pad]},
+                      yaxis={"title": text["version"], "dtick": 1, "range": [0.5, top + 0.8]})
     return fig

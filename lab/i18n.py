@@ -5,6 +5,8 @@ Every key exists in both languages (tests check it); a missing key shows as the 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import streamlit as st
 
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文"}
@@ -37,6 +39,14 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "上传的场景无法使用：{error}。当前仍显示所选场景。",
     },
     "sidebar.upload_ok": {"en": "Using the uploaded scenario “{name}”.", "zh": "正在使用上传的场景“{name}”。"},
+    "sidebar.write_path": {"en": "Write path", "zh": "写入链路"},
+    "sidebar.write_path_help": {
+        "en": "raw: every message is stored as-is. facts: messages go through the write path (atomic facts; "
+              "duplicate / update / coexist / new decided per fact; an update deprecates the old fact and links "
+              "the versions). Each write path has its own workspace.",
+        "zh": "raw：每条消息原样存储。facts：消息经过写入链路（拆成原子事实；逐条判定重复/更新/并存/新增；"
+              "更新会弃用旧事实并串起版本链）。两种写入链路各用各的工作区。",
+    },
     "sidebar.config_error": {"en": "Invalid settings: {error}", "zh": "参数组合无效：{error}"},
     "sidebar.reset_defaults": {"en": "Reset to defaults", "zh": "恢复默认值"},
     "sidebar.reset_lab": {"en": "Reset lab", "zh": "重置实验"},
@@ -163,12 +173,21 @@ TEXT: dict[str, dict[str, str]] = {
     "inject.erased.help": {"en": "Another user writes a note like the query, then asks to be forgotten (erased).",
                            "zh": "另一位用户写下与查询相近的笔记，随后要求被遗忘（删除）。"},
     "pollution.injected": {"en": "Injected: {kind}", "zh": "已注入：{kind}"},
-    "pollution.write_path_note": {
-        "en": "Honest state: the lab writes injections with MemoryManager.add; the write path (extraction, "
-              "adjudication, versioning) is not wired into the lab yet, so a stale fact and its update are both "
-              "active records and governed recall can still inject the stale one.",
-        "zh": "如实说明：本实验用 MemoryManager.add 写入注入的消息；写入链路（抽取、裁决、版本化）尚未接入本实验，"
-              "所以过时事实和它的更新都是有效记录，治理召回仍可能注入过时的那条。",
+    "pollution.write_path_note.raw": {
+        "en": "Honest state: the write path is “raw” (sidebar, Advanced), so every message is stored as-is: a stale "
+              "fact and its update are both active records and governed recall can still inject the stale one. "
+              "Switch the write path to “facts” to see the update retire it.",
+        "zh": "如实说明：写入链路为“raw”（侧栏“高级”），每条消息原样存储：过时事实和它的更新都是有效记录，"
+              "治理召回仍可能注入过时的那条。把写入链路切换为“facts”，就能看到更新让旧事实退役。",
+    },
+    "pollution.write_path_note.facts": {
+        "en": "Write path “facts”: messages go through extraction, adjudication and versioning. The stale fact's "
+              "update deprecates it (superseded_by the new version), so governed recall drops it at the “deprecated” "
+              "stage; blind top-k ignores the lifecycle and still serves it. A message may leave several facts, or "
+              "none (a question is not a fact).",
+        "zh": "写入链路为“facts”：消息经过抽取、裁决和版本化。过时事实被它的更新弃用（superseded_by 指向新版本），"
+              "所以治理召回在“deprecated”阶段丢弃它；盲目 top-k 不看生命周期，仍会返回它。一条消息可能拆出多条事实，"
+              "也可能一条都没有（问句不是事实）。",
     },
     "pollution.erased_note": {
         "en": "{owner} was erased: an unisolated ranking held {before} of their notes before, {after} after "
@@ -205,6 +224,179 @@ TEXT: dict[str, dict[str, str]] = {
               "through the library's isolated reads). The library itself never ranks across users.",
         "zh": "仅供教学。这里用 numpy 余弦对所有用户的向量一起排序（向量通过库的隔离读取逐个用户取出）。库本身从不跨用户排序。",
     },
+    # dedup
+    "dedup.title": {"en": "Dedup: the plain cosine rule vs the governed write path",
+                    "zh": "去重：朴素余弦规则与治理写入链路"},
+    "dedup.lead": {
+        "en": "The article's rule: similarity ≥ duplicate band is a duplicate, between the bands a conflict (the old "
+              "fact is retired), below them new. The governed write path reads what the two facts say. Move the "
+              "bands in the sidebar (Advanced): the similarities are computed once, only the decisions change.",
+        "zh": "原文的规则：相似度不低于重复阈带视为重复，两阈带之间视为冲突（旧事实退役），低于冲突阈带视为新增。"
+              "治理写入链路则读懂两条事实在说什么。在侧栏“高级”中拖动阈带：相似度只算一次，只有判定会变。",
+    },
+    "dedup.typed": {"en": "Two facts of your own", "zh": "自己输入两条事实"},
+    "dedup.existing": {"en": "Stored fact", "zh": "已存储的事实"},
+    "dedup.incoming": {"en": "Incoming fact", "zh": "新进入的事实"},
+    "dedup.typed_empty": {"en": "Type both facts to see how each rule decides.",
+                          "zh": "请输入两条事实，查看两种规则如何判定。"},
+    "dedup.typed_bad": {"en": "These facts cannot be compared: {error}", "zh": "这两条事实无法比较：{error}"},
+    "dedup.m_similarity": {"en": "Similarity", "zh": "相似度"},
+    "dedup.m_plain": {"en": "Plain rule", "zh": "朴素规则"},
+    "dedup.m_governed": {"en": "Governed", "zh": "治理判定"},
+    "dedup.pairs": {"en": "A labelled pair set", "zh": "带标注的事实对"},
+    "dedup.pair_set": {"en": "Pair set (fixtures/)", "zh": "事实对集合（fixtures/）"},
+    "dedup.upload": {"en": "…or upload a pair file", "zh": "……或上传事实对文件"},
+    "dedup.upload_help": {
+        "en": 'A JSON list of {"id", "existing", "incoming", "expected"?} (DESIGN.md section 4).',
+        "zh": '由 {"id", "existing", "incoming", "expected"?} 组成的 JSON 列表（DESIGN.md 第 4 节）。',
+    },
+    "dedup.upload_error": {"en": "The uploaded pair file cannot be used: {error}. Showing {name} instead.",
+                           "zh": "上传的事实对文件无法使用：{error}。当前仍显示 {name}。"},
+    "dedup.no_labels": {"en": "This pair set has no expected labels: decisions are shown, accuracy cannot be.",
+                        "zh": "该集合没有 expected 标注：只显示判定，无法计算准确率。"},
+    "dedup.m_plain_accuracy": {"en": "Plain rule accuracy", "zh": "朴素规则准确率"},
+    "dedup.m_governed_accuracy": {"en": "Governed accuracy", "zh": "治理判定准确率"},
+    "dedup.m_plain_wrong": {"en": "Plain wrong, these bands", "zh": "当前阈带下朴素规则判错"},
+    "dedup.m_plain_wrong.help": {"en": "Labelled pairs the two-band rule decides wrongly with the sidebar's bands.",
+                                 "zh": "按侧栏阈带，两阈带规则判错的标注事实对数。"},
+    "dedup.m_governed_wrong": {"en": "Governed wrong", "zh": "治理判定判错"},
+    "dedup.m_best_wrong": {"en": "Plain wrong, best bands", "zh": "最优阈带下仍判错"},
+    "dedup.m_best_wrong.help": {
+        "en": "The fewest mistakes any band setting on the sliders' grid achieves (conflict {conflict}, duplicate "
+              "{duplicate}): no tuning of the bands fixes the plain rule.",
+        "zh": "在滑块网格上任何阈带组合能达到的最少错误（冲突 {conflict}，重复 {duplicate}）：调阈带救不了朴素规则。",
+    },
+    "dedup.expected": {"en": "expected", "zh": "标注"},
+    "dedup.unlabelled": {"en": "unlabelled", "zh": "无标注"},
+    "dedup.wrong_marker": {"en": "plain rule wrong", "zh": "朴素规则判错"},
+    "dedup.band_new": {"en": "plain: new", "zh": "朴素：新增"},
+    "dedup.band_update": {"en": "plain: update (conflict)", "zh": "朴素：更新（冲突）"},
+    "dedup.band_duplicate": {"en": "plain: duplicate", "zh": "朴素：重复"},
+    "dedup.axis_caption": {
+        "en": "Each point is a pair at its similarity, in the row of its expected kind; a cross means the plain rule "
+              "is wrong with conflict band {conflict:.2f} and duplicate band {duplicate:.2f}.",
+        "zh": "每个点是一对事实，横轴为相似度，所在行为其标注类型；叉号表示在冲突阈带 {conflict:.2f}、"
+              "重复阈带 {duplicate:.2f} 下朴素规则判错。",
+    },
+    "dedup.error.silent_loss": {"en": "silent loss: an update taken for a duplicate, the new value is dropped",
+                                "zh": "静默丢失：更新被当成重复，新值被丢弃"},
+    "dedup.error.wrong_retire": {"en": "wrong retire: a coexisting or new fact retires a valid one",
+                                 "zh": "误退役：并存或新增的事实让一条有效事实退役"},
+    "dedup.error.stale_kept": {"en": "stale kept: an update taken for new, the stale fact stays recallable",
+                               "zh": "过时保留：更新被当成新增，过时事实仍可被召回"},
+    "dedup.error.dropped": {"en": "dropped: a new or coexisting fact taken for a duplicate, never stored",
+                            "zh": "丢弃：新增或并存的事实被当成重复，从未存储"},
+    "dedup.error.duplicate_stored": {"en": "duplicate stored: a restatement stored again, or retiring its twin",
+                                     "zh": "重复存储：同义复述被再存一次，或让它的孪生事实退役"},
+    "dedup.error.other": {"en": "other: coexist/new confusion (both facts are kept either way)",
+                          "zh": "其他：并存/新增混淆（两条事实都会保留）"},
+    "dedup.only_wrong": {"en": "Only the pairs the plain rule gets wrong", "zh": "只看朴素规则判错的事实对"},
+    "dedup.table_caption": {
+        "en": "Rows are coloured by the plain rule's mistake: red loses or retires a valid fact, orange keeps a stale "
+              "fact or drops a new one, yellow stores a duplicate.",
+        "zh": "行颜色表示朴素规则的错误类型：红色丢失或误退役有效事实，橙色保留过时事实或丢弃新事实，黄色重复存储。",
+    },
+    "dedup.chain": {"en": "The version chain of a fact", "zh": "事实的版本链"},
+    "dedup.chain_source": {"en": "Facts from", "zh": "事实来源"},
+    "dedup.source.scripted": {"en": "a scripted conversation", "zh": "一段脚本对话"},
+    "dedup.source.lab": {"en": "this lab (write path: facts)", "zh": "本实验（写入链路：facts）"},
+    "dedup.scripted_caption": {
+        "en": "Eight messages, a few days apart, written through the write path (memory.ingest.Ingestor) into a "
+              "small workspace of this session: a budget cut twice, a move, a restatement and a weekend habit. Set "
+              "the sidebar's write path to “facts” to pick facts of your lab instead.",
+        "zh": "八条相隔数天的消息，经写入链路（memory.ingest.Ingestor）写入本会话的小工作区：预算两次下调、一次搬家、"
+              "一次复述和一个周末习惯。把侧栏的写入链路设为“facts”，即可改为从本实验中挑选事实。",
+    },
+    "dedup.no_facts": {"en": "No facts stored for this user.", "zh": "该用户没有存储的事实。"},
+    "dedup.fact": {"en": "Fact", "zh": "事实"},
+    "dedup.version": {"en": "version", "zh": "版本"},
+    "dedup.created_at": {"en": "created at", "zh": "创建时间"},
+    "dedup.deprecated": {"en": "deprecated (superseded)", "zh": "已弃用（被取代）"},
+    "dedup.active": {"en": "active", "zh": "有效"},
+    "dedup.log": {"en": "What the write path decided, fact by fact", "zh": "写入链路逐条事实的判定"},
+    # study
+    "study.title": {"en": "Threshold study", "zh": "阈值研究"},
+    "study.lead": {
+        "en": "Sweep threshold × top_k × decay over labelled data through the engine's own governed recall: precision, "
+              "recall and pollution for every setting, and a recommended operating point with the rule that chose it.",
+        "zh": "在带标注的数据上，用引擎自己的治理召回扫描 阈值 × top_k × 衰减：每个设置的精确率、召回率和污染，"
+              "以及按规则选出的推荐工作点。",
+    },
+    "study.dataset": {"en": "Dataset", "zh": "数据集"},
+    "study.dataset_help": {
+        "en": "A shipped scenario (fixtures/), the LoCoMo sample, or the path of your own LoCoMo file (locomo10.json) "
+              "on the machine that runs the lab.",
+        "zh": "自带场景（fixtures/）、LoCoMo 样例，或运行本实验的机器上你自己的 LoCoMo 文件（locomo10.json）路径。",
+    },
+    "study.no_sample": {"en": "The LoCoMo sample is not at {path}; choose “locomo-file” to study your own LoCoMo file.",
+                        "zh": "LoCoMo 样例不在 {path}；选择“locomo-file”即可研究你自己的 LoCoMo 文件。"},
+    "study.path": {"en": "Path of a LoCoMo file", "zh": "LoCoMo 文件路径"},
+    "study.path_placeholder": {"en": "/data/locomo10.json", "zh": "/data/locomo10.json"},
+    "study.path_empty": {"en": "Type the path of a LoCoMo-format JSON file (e.g. your download of locomo10.json).",
+                         "zh": "请输入 LoCoMo 格式 JSON 文件的路径（例如你下载的 locomo10.json）。"},
+    "study.mode": {"en": "Retrieval mode", "zh": "检索模式"},
+    "study.mode_help": {"en": "dense: cosine of the embedder. lexical: BM25 relative to the best match. hybrid: "
+                              "0.5·cosine + 0.5·BM25.",
+                        "zh": "dense：向量余弦。lexical：相对最佳匹配的 BM25。hybrid：0.5·余弦 + 0.5·BM25。"},
+    "study.unit": {"en": "Unit (LoCoMo)", "zh": "单位（LoCoMo）"},
+    "study.unit_help": {"en": "turns: raw dialogue turns. facts: the sample's observation facts. Scenarios have "
+                              "turns only.",
+                        "zh": "turns：原始对话轮次。facts：样本中的 observation 事实。场景只有 turns。"},
+    "study.embedder": {"en": "Dense scores use the sidebar's embedder: {embedder}.",
+                       "zh": "dense 分数使用侧栏选择的向量模型：{embedder}。"},
+    "study.thresholds": {"en": "Thresholds", "zh": "阈值"},
+    "study.top_ks": {"en": "top_k values", "zh": "top_k 取值"},
+    "study.decays": {"en": "Decay rates", "zh": "衰减率"},
+    "study.range_help": {"en": "start:stop:step (stop included) or a comma list, e.g. 0.1:0.9:0.05 or 5,10.",
+                         "zh": "start:stop:step（含 stop）或逗号列表，例如 0.1:0.9:0.05 或 5,10。"},
+    "study.rule": {"en": "Operating-point rule", "zh": "工作点规则"},
+    "study.rule.f1": {"en": "highest F1", "zh": "F1 最高"},
+    "study.rule.precision": {"en": "highest precision at a minimum recall", "zh": "满足最低召回率时精确率最高"},
+    "study.min_recall": {"en": "Minimum recall", "zh": "最低召回率"},
+    "study.budget": {"en": "Apply the sidebar's token budget ({budget})", "zh": "应用侧栏的 token 预算（{budget}）"},
+    "study.bad_options": {"en": "Fix the study settings first: {error}", "zh": "请先修正研究参数：{error}"},
+    "study.data_error": {"en": "This dataset cannot be studied: {error}", "zh": "无法研究该数据集：{error}"},
+    "study.m_memories": {"en": "Memories", "zh": "记忆条数"},
+    "study.m_owners": {"en": "Users", "zh": "用户数"},
+    "study.m_questions": {"en": "Questions", "zh": "问题数"},
+    "study.m_answerable": {"en": "Answerable", "zh": "可回答"},
+    "study.m_no_answer": {"en": "No-answer", "zh": "无答案"},
+    "study.notes": {"en": "Repaired or dropped labels: {notes} (docs/study.md).",
+                    "zh": "修复或丢弃的标注：{notes}（见 docs/study.md）。"},
+    "study.run": {"en": "Run study", "zh": "运行研究"},
+    "study.slow_note": {
+        "en": "LoCoMo files run when you press the button: about 1-2 minutes with MiniLM on a small machine. The "
+              "scoring is cached per dataset, mode, unit and embedder, so new ranges or rules afterwards are quick.",
+        "zh": "LoCoMo 文件需点击按钮运行：小机器上用 MiniLM 约 1-2 分钟。打分按数据集、模式、单位和向量模型缓存，"
+              "之后改范围或规则都很快。",
+    },
+    "study.press_run": {"en": "Press “Run study” to score this dataset.", "zh": "点击“运行研究”为该数据集打分。"},
+    "study.progress": {"en": "Studying: {done}/{total} (memories written, questions scored, settings swept)",
+                       "zh": "研究中：{done}/{total}（写入记忆、为问题打分、扫描设置）"},
+    "study.recommended": {"en": "Recommended operating point", "zh": "推荐工作点"},
+    "study.rule_stated": {"en": "Rule {rule}: {description}.", "zh": "规则 {rule}：{description}。"},
+    "study.none_recommended": {"en": "No setting satisfies the rule: {note}.", "zh": "没有设置满足该规则：{note}。"},
+    "study.precision": {"en": "Precision", "zh": "精确率"},
+    "study.recall": {"en": "Recall", "zh": "召回率"},
+    "study.injected": {"en": "Injected / question", "zh": "每问注入条数"},
+    "study.apply": {"en": "Apply to the sidebar", "zh": "应用到侧栏"},
+    "study.applied": {"en": "The sidebar now has threshold {threshold:g}, top_k {top_k}, decay rate {decay_rate:g}.",
+                      "zh": "侧栏已设为 阈值 {threshold:g}、top_k {top_k}、衰减率 {decay_rate:g}。"},
+    "study.apply_out_of_range": {"en": "{key} = {value} is outside the sidebar slider ({low} to {high}).",
+                                 "zh": "{key} = {value} 超出侧栏滑块范围（{low} 到 {high}）。"},
+    "study.at_k": {"en": "Ranking quality (no threshold, no decay), over answerable questions",
+                   "zh": "排序质量（无阈值、无衰减），基于可回答的问题"},
+    "study.sweep": {"en": "Every setting of the sweep", "zh": "扫描的全部设置"},
+    "study.csv": {"en": "Download CSV", "zh": "下载 CSV"},
+    "study.json": {"en": "Download JSON", "zh": "下载 JSON"},
+    "study.compare": {"en": "Two configurations side by side", "zh": "两种配置对比"},
+    "study.compare_mode": {"en": "Compare with mode", "zh": "对比的检索模式"},
+    "study.compare_kind": {"en": "Curves", "zh": "曲线"},
+    "study.compare_kind.pr": {"en": "precision vs recall", "zh": "精确率-召回率"},
+    "study.compare_kind.threshold": {"en": "vs threshold", "zh": "随阈值变化"},
+    "study.compare_run": {"en": "Run the {mode} study", "zh": "运行 {mode} 研究"},
+    "study.compare_hint": {"en": "Press “Run the {mode} study” to overlay it.", "zh": "点击“运行 {mode} 研究”即可叠加对比。"},
+    "study.current": {"en": "current", "zh": "当前"},
     # erasure
     "erasure.title": {"en": "Erasure verification", "zh": "删除验证"},
     "erasure.lead": {
@@ -274,3 +466,13 @@ def t(key: str, **values: object) -> str:
         return key
     text = entry.get(language()) or entry[DEFAULT_LANGUAGE]
     return text.format(**values) if values else text
+
+
+def labels(prefix: str, codes) -> Callable[[str], str]:
+    """A widget's ``format_func`` for option codes: ``code -> t(f"{prefix}.{code}")``, translated now.
+
+    The texts are looked up while the page runs and kept in a dict: a ``format_func`` that called
+    :func:`t` itself would read the language whenever it is called, also outside the page's run
+    (Streamlit's test harness formats values that way), where it falls back to English.
+    """
+    return {code: t(f"{prefix}.{code}") for code in codes}.__getitem__

@@ -57,15 +57,19 @@ def kinds_of(
 # --- injections ---------------------------------------------------------------------------------
 
 _TEMPLATES: dict[str, dict[str, list[str]]] = {
-    # {q}: the query; {kw}: its two most telling words. Words are space-separated so the lexical
-    # embedder (which splits on whitespace) sees them too.
+    # {q}: the query; {qs}: the query without its closing question mark; {kw}: its two most telling words.
+    # Words are space-separated so the lexical embedder (which splits on whitespace) sees them too.
+    # The stale pair is one statement with a changed value ("... is 470,000." / "... is 380,000 now."), which
+    # the write path (memory.ingest) reads as an update of the same fact: with the sidebar's write path on
+    # "facts" the old one is deprecated; with "raw" both stay active. The private note is the query itself plus a
+    # few words, so the unisolated sandbox ranks it in its top-k even after the other injections.
     "en": {
         "noise": ["lol, {kw} again? whatever. what's for lunch?",
                   "random thought about {kw} while getting coffee, nothing to note",
                   "sorry, say that again? something about {kw}, I was not listening"],
-        "private": ["Private, do not share: {q} My own answer is in my personal notes, account 4471."],
-        "stale": ["Note: {q} Answer: 500,000, and it is in Hangzhou.",
-                  "Update: {q} The answer changed to 300,000, and it is in Shanghai now; the old note is out of date."],
+        "private": ["Private note: {q} (account 4471)"],
+        "stale": ['The answer to the question "{qs}" is 470,000.',
+                  'The answer to the question "{qs}" is 380,000 now.'],
         "contradiction": ["Correction: {q} Forget what I said before, the opposite is true now."],
         "erased": ["{q} My personal answer, which I asked you to forget: it is in my diary."],
     },
@@ -73,13 +77,14 @@ _TEMPLATES: dict[str, dict[str, list[str]]] = {
         "noise": ["哈哈 {kw} 又来了？算了，中午吃什么？",
                   "喝咖啡时随便想到 {kw} ，没什么要记的。",
                   "刚才没听清，你再说一遍？好像是关于 {kw} 的。"],
-        "private": ["私密，请勿外传： {q} 我自己的答案在个人笔记里，账户 4471。"],
-        "stale": ["记录： {q} 答案是 50 万，在杭州。",
-                  "更新： {q} 答案已改为 30 万，现在在上海；旧记录已过时。"],
+        "private": ["私密笔记： {q} （账户 4471）"],
+        "stale": ["问题“{qs}”的答案是47万。",
+                  "问题“{qs}”的答案现在是38万。"],
         "contradiction": ["更正： {q} 忘掉我之前说的，现在正好相反。"],
         "erased": ["{q} 我的个人答案，我已要求你忘掉它：写在我的日记里。"],
     },
 }
+_QUESTION_END = re.compile(r"[\s?？吗呢]+$")
 _STOP = {
     "what", "which", "when", "where", "does", "the", "user", "have", "any", "is", "are", "now", "how", "like",
     "and", "for", "with", "that", "this", "about", "into", "from", "your", "you", "my", "do", "to", "a", "of",
@@ -115,13 +120,15 @@ def plan_injection(kind: str, *, owner: Owner, query: str, as_of: float, languag
     tenant_id, user_id = owner
     author = {"private": NEIGHBOUR, "erased": f"{LEAVER}-{seq}"}.get(kind, user_id)
     kw = keywords(query)
+    qs = _QUESTION_END.sub("", query.strip())
+    qs = qs[:1].lower() + qs[1:]
     messages = []
     for i, text in enumerate(texts):
         # The stale fact is two months old, its update a day old; the rest a few hours old.
         age = (60 * DAY if i == 0 else DAY) if kind == "stale" else 3600.0 * (len(texts) - i)
         label = () if kind == "stale" and i == 1 else (kind,)
         messages.append(Message(
-            tenant_id=tenant_id, user_id=author, content=text.format(kw=kw, q=query.strip()), role="user",
+            tenant_id=tenant_id, user_id=author, content=text.format(kw=kw, q=query.strip(), qs=qs), role="user",
             id=f"inj-{seq}-{kind}-{i}", session_id="lab-injection", timestamp=as_of - age, labels=label,
         ))
     return Injection(kind, messages, erase=(tenant_id, author) if kind == "erased" else None)

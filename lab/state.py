@@ -25,12 +25,13 @@ from memory.embedders import EMBEDDER_NAMES
 from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shipped_scenarios
 from memory.schema import parse_time, validate_text
 
-from . import WINDOW_CAPACITY
+from . import WINDOW_CAPACITY, WRITE_PATHS
 from .i18n import LANGUAGES, t
 
 DEFAULTS = MemoryConfig()
 DEFAULT_SCENARIO = "workshop_en"
 DEFAULT_EMBEDDER = "minilm"
+DEFAULT_WRITE_PATH = "raw"
 SETTINGS_KEY = "lab.settings"
 UPLOAD_KEY = "scenario_upload"
 FOLDER_KEY = "lab.folder"
@@ -79,7 +80,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("conflict_band", 0.01, advanced=True),
     Knob("token_budget", 10, advanced=True, number_input=True),
 )
-CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO}
+CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO, "write_path": DEFAULT_WRITE_PATH}
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ class Settings:
     scenario_error: str | None
     """The DataFileError message of a malformed upload (the shipped scenario is used instead)."""
     lang: str
+    write_path: str = DEFAULT_WRITE_PATH
+    """``raw`` (every message stored as-is) or ``facts`` (messages go through memory.ingest.Ingestor)."""
 
 
 @st.cache_data(show_spinner=False)
@@ -155,6 +158,8 @@ def render_sidebar() -> Settings:
             index=list(shipped).index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in shipped else 0,
         )
         upload = st.file_uploader(t("sidebar.upload"), type=["json"], key=UPLOAD_KEY, help=t("sidebar.upload_help"))
+        write_path = st.selectbox(t("sidebar.write_path"), WRITE_PATHS, key="write_path", bind="query-params",
+                                  help=t("sidebar.write_path_help"))
     scenario, scenario_key, scenario_error = load_shipped(str(shipped[stem])), stem, None
     if upload is not None:
         data = upload.getvalue()
@@ -174,7 +179,7 @@ def render_sidebar() -> Settings:
     sidebar.button(t("sidebar.reset_lab"), on_click=reset_lab, key="reset_lab", width="stretch",
                    help=t("sidebar.reset_lab_help"), icon=":material/delete_sweep:")
     sidebar.caption(t("sidebar.share"))
-    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang)
+    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path)
     st.session_state[SETTINGS_KEY] = current
     return current
 

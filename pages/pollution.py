@@ -46,7 +46,7 @@ def _render_injections(lab: engine.Lab, owner, choice) -> None:
         if col.button(t(f"inject.{kind}"), key=f"{PAGE}.inject.{kind}", help=t(f"inject.{kind}.help"), width="stretch"):
             _inject(lab, kind, owner, choice)
             st.toast(t("pollution.injected", kind=t(f"inject.{kind}")))
-    st.caption(t("pollution.write_path_note"))
+    st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
 
 
 def _render_side(title: str, result, kinds) -> None:
@@ -68,11 +68,19 @@ def _render_injected(lab: engine.Lab, after, sandbox) -> None:
     blind = {h.record.message_id for h in after.blind}
     governed = {h.record.message_id for h in after.governed}
     in_sandbox = {h.record.message_id for h in sandbox}
+    # the stage that decided each of the user's records (a message may hold several facts)
+    stages: dict[str, list[str]] = {}
+    deprecated: set[str] = set()
+    for hit, stage in [(h, views.KEPT) for h in after.governed] + [(d.hit, d.stage) for d in after.dropped]:
+        stages.setdefault(hit.record.message_id, []).append(stage)
+        if hit.record.is_deprecated:
+            deprecated.add(hit.record.message_id)
     rows = []
     for mid, kind in lab.data.injected.items():
         rows.append({"id": mid, "kind": kind, "labels": ", ".join(lab.data.labels.get(mid, ())),
-                     "erased": mid in lab.data.erased_ids, "in_blind": mid in blind, "in_governed": mid in governed,
-                     "in_sandbox": mid in in_sandbox})
+                     "records": len(stages.get(mid, ())), "stage": ", ".join(sorted(set(stages.get(mid, ())))),
+                     "deprecated": mid in deprecated, "erased": mid in lab.data.erased_ids, "in_blind": mid in blind,
+                     "in_governed": mid in governed, "in_sandbox": mid in in_sandbox})
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 

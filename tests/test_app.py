@@ -6,6 +6,7 @@ Chroma in a temporary data folder (MEMORY_DATA_DIR). Each test starts from clear
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import uuid
@@ -127,6 +128,15 @@ def test_page_urls_differ_from_file_stems():
     for spec in PAGES:
         assert spec.url_path != Path(spec.path).stem
     assert sum(1 for spec in PAGES if spec.default) == 1
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
+def test_pages_have_no_floating_string_literals(spec):
+    """Streamlit's magic draws a bare string at a page's top level (an attribute docstring, say) on the page."""
+    body = ast.parse((Path(APP).parent / spec.path).read_text(encoding="utf-8")).body
+    floating = [node.lineno for node in body[1:]
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert floating == [], f"{spec.path}: bare strings at lines {floating} would show on the page"
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
@@ -283,7 +293,7 @@ def test_empty_query_shows_a_warning():
     assert not at.exception and int(metric(at, "Blind top-k")) == DEFAULTS.top_k
 
 
-@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
+@pytest.mark.parametrize("spec", [p for p in PAGES if p.picks_user], ids=[p.url_path for p in PAGES if p.picks_user])
 def test_unknown_user_from_a_stale_link_shows_a_message(spec):
     at = open_app(spec.path, embedder="lexical")
     at.query_params["user"] = "nobody/ghost"

@@ -219,3 +219,37 @@ def test_erasure_by_clicks(page, server):
     page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
     assert page.get_by_text("Verified: nothing of the user remains").count() == 1
     _check(page, "erasure-view-after-erase")
+
+
+def _shoot_charts(page, name: str) -> int:
+    """Screenshot every plotly chart of the page on its own (the long pages scroll past one viewport)."""
+    charts = page.locator(".stPlotlyChart")
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
+        chart.screenshot(path=str(SHOTS / f"{name}-chart{i + 1}.png"))
+    return charts.count()
+
+
+def test_dedup_in_chinese_with_its_timeline(page, server):
+    _open(page, f"{server}/dedup-view?embedder=lexical&lang=zh&pairs=dedup_pairs_zh&write_path=facts", chart=True)
+    assert page.get_by_role("heading", name="事实的版本链").count() == 1
+    _check(page, "dedup-view-zh")
+    assert _shoot_charts(page, "dedup-view-zh") == 2, "the similarity axis and the version timeline"
+
+
+def test_study_curves_and_comparison(page, server):
+    _open(page, f"{server}/study-view?embedder=lexical&mode=hybrid", chart=True)
+    assert page.get_by_role("heading", name="Recommended operating point").count() == 1
+    _check(page, "study-view-hybrid")
+    assert _shoot_charts(page, "study-view-hybrid") == 5, "four study figures and the comparison"
+
+
+def test_stale_update_with_the_facts_write_path(page, server):
+    _open(page, f"{server}/pollution-view?embedder=lexical&write_path=facts", chart=True)
+    page.get_by_role("button", name="Stale fact + update", exact=True).click()
+    _wait_idle(page)
+    page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
+    assert page.get_by_text("Write path “facts”").count() == 1
+    _check(page, "pollution-view-facts-after-stale")

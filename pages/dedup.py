@@ -1,0 +1,217 @@
+"""Dedup: the plain two-band cosine rule next to the governed write path, pair by pair, and a fact's versions.
+
+Similarities are computed once per pair set and embedder (cached by the file's content hash and the
+embedder's name); moving the sidebar's band sliders re-runs the decisions only (lab.dedup.decide).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from memory import MemoryConfig, MemoryManager, StoreLocation
+from memory.dedup import MAX_TEXT_CHARS, PairItem, parse_pairs, shipped_pair_files
+from memory.errors import DataFileError, InputError
+from memory.ingest import Ingestor, LogEntry
+from memory.lifecycle import version_chain
+from memory.schema import validate_text
+
+from lab import dedup, engine, figures, state
+from lab.i18n import labels, language, t
+
+PAGE = "dedup"
+NUMBER = st.column_config.NumberColumn(format="%.3f")
+# (No bare string literals at module level in pages: Streamlit's "magic" would draw them.)
+# Row colour of a plain-rule mistake, by how much harm it does (losing or retiring a valid fact is worst).
+ERROR_COLORS = {
+    "silent_loss": "#ffcdd2", "wrong_retire": "#ffcdd2", "stale_kept": "#ffe0b2", "dropped": "#ffe0b2",
+    "duplicate_stored": "#fff9c4", "other": "#f5f5f5",
+}
+# The typed pair the page opens with: a trap of the plain rule (DESIGN.md section 5).
+TYPED = {"en": ("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),
+         "zh": ("截止日期是6月30日。", "截止日期推迟到7月15日。")}
+SCRIPTED, LAB = "scripted", "lab"
+
+
+# --- cached work: embedding happens here only --------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _parse(data: bytes, source: str) -> list[PairItem]:
+    return parse_pairs(data, source=source)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _similarities(digest: str, embedder_name: str, _pairs: list[PairItem]) -> list[float]:
+    """Once per pair set (content hash) and embedder; ``_pairs`` is not hashed (the digest names it)."""
+    return dedup.similarities(_pairs, engine.get_embedder(embedder_name))
+
+
+@dataclass
+class _Chat:
+    manager: MemoryManager
+    entries: list[LogEntry]
+
+
+def _release_chat(chat: _Chat) -> None:
+    engine.release_manager(chat.manager)
+
+
+@st.cache_resource(scope="session", max_entries=1, on_release=_release_chat, show_spinner=False)
+def _chat(embedder_name: str, lang: str) -> _Chat:
+    """The scripted conversation written through the Ingestor into a small in-memory workspace of this session."""
+    manager = MemoryManager(MemoryConfig(), embedder=engine.get_embedder(embedder_name), location=StoreLocation(),
+                            workspace=f"chat-{uuid.uuid4().hex[:12]}")
+    return _Chat(manager, Ingestor(manager).ingest_many(dedup.chat_messages(lang)))
+
+
+# --- two typed facts -------------------------------------------------------------------------------------
+
+def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
+    st.subheader(t("dedup.typed"))
+    existing_default, incoming_default = TYPED["zh" if language() == "zh" else "en"]
+    left, right = st.columns(2)
+    existing = left.text_input(t("dedup.existing"), value=existing_default, key=f"{PAGE}.existing")
+    incoming = right.text_input(t("dedup.incoming"), value=incoming_default, key=f"{PAGE}.incoming")
+    if not existing.strip() or not incoming.strip():
+        st.warning(t("dedup.typed_empty"))
+        return
+    try:
+        validate_text(existing, t("dedup.existing"), max_chars=MAX_TEXT_CHARS)
+        validate_text(incoming, t("dedup.incoming"), max_chars=MAX_TEXT_CHARS)
+    except InputError as exc:
+        st.error(t("dedup.typed_bad", error=exc))
+        return
+    pair = PairItem(id="typed", existing=existing.strip(), incoming=incoming.strip())
+    sims = _similarities(_digest(f"{pair.existing}\x1f{pair.incoming}".encode()), current.embedder, [pair])
+    result = dedup.decide([pair], sims, config, source="typed", embedder=current.embedder).results[0]
+    cols = st.columns(3)
+    cols[0].metric(t("dedup.m_similarity"), f"{result.similarity:.3f}")
+    cols[1].metric(t("dedup.m_plain"), result.plain_rule)
+    cols[2].metric(t("dedup.m_governed"), result.decision)
+    (st.warning if result.plain_rule != result.decision else st.success)(result.reason)
+
+
+# --- a pair set ------------------------------------------------------------------------------------------
+
+def _pick_pairs() -> tuple[str, bytes, str]:
+    """(source name, file bytes, digest) of the chosen pair set; a malformed upload shows its message and the
+    chosen shipped set is used instead."""
+    shipped = shipped_pair_files()
+    stems = list(shipped)
+    preferred = "dedup_pairs_zh" if language() == "zh" else "dedup_pairs_en"
+    left, right = st.columns(2)
+    stem = left.selectbox(t("dedup.pair_set"), stems, key="pairs", bind="query-params",
+                          index=stems.index(preferred) if preferred in stems else 0)
+    upload = right.file_uploader(t("dedup.upload"), type=["json"], key=f"{PAGE}.upload", help=t("dedup.upload_help"))
+    if upload is not None:
+        data = upload.getvalue()
+        try:
+            _parse(data, upload.name)
+        except DataFileError as exc:
+            st.error(t("dedup.upload_error", error=exc, name=stem))
+        else:
+            return upload.name, data, _digest(data)
+    data = shipped[stem].read_bytes()
+    return f"{stem}.json", data, _digest(data)
+
+
+def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
+    st.subheader(t("dedup.pairs"))
+    source, data, digest = _pick_pairs()
+    pairs = _parse(data, source)
+    sims = _similarities(digest, current.embedder, pairs)
+    report = dedup.decide(pairs, sims, config, source=source, embedder=current.embedder)
+    frame = dedup.decision_frame(report)
+    fit = dedup.best_bands(sims, [p.expected for p in pairs])
+    _render_metrics(report, fit)
+    st.plotly_chart(figures.similarity_axis(
+        frame, conflict_band=config.conflict_band, duplicate_band=config.duplicate_band,
+        text={"similarity": t("fig.similarity"), "expected": t("dedup.expected"), "new": t("dedup.band_new"),
+              "update": t("dedup.band_update"), "duplicate": t("dedup.band_duplicate"),
+              "conflict_band": t("knob.conflict_band"), "duplicate_band": t("knob.duplicate_band"),
+              "unlabelled": t("dedup.unlabelled"), "wrong": t("dedup.wrong_marker")},
+    ), key=f"{PAGE}.axis")
+    st.caption(t("dedup.axis_caption", conflict=config.conflict_band, duplicate=config.duplicate_band))
+    if report.labelled:
+        st.dataframe(dedup.errors_frame(report, {k: t(f"dedup.error.{k}") for k in ERROR_COLORS}), hide_index=True)
+    only_wrong = st.toggle(t("dedup.only_wrong"), key=f"{PAGE}.only_wrong")
+    shown = frame[frame["plain_error"] != ""] if only_wrong else frame
+    st.dataframe(shown.style.apply(_highlight, axis=1), hide_index=True, column_config={"similarity": NUMBER},
+                 key=f"{PAGE}.table")
+    st.caption(t("dedup.table_caption"))
+
+
+def _render_metrics(report, fit: dedup.BandFit | None) -> None:
+    cols = st.columns(5)
+    labelled = len(report.labelled)
+    if not labelled:
+        st.info(t("dedup.no_labels"))
+        return
+    cols[0].metric(t("dedup.m_plain_accuracy"), f"{report.accuracy('plain'):.1%}")
+    cols[1].metric(t("dedup.m_governed_accuracy"), f"{report.accuracy('governed'):.1%}")
+    cols[2].metric(t("dedup.m_plain_wrong"), f"{dedup.wrong(report, 'plain')} / {labelled}",
+                   help=t("dedup.m_plain_wrong.help"))
+    cols[3].metric(t("dedup.m_governed_wrong"), f"{dedup.wrong(report, 'governed')} / {labelled}")
+    cols[4].metric(t("dedup.m_best_wrong"), f"{fit.wrong} / {labelled}",
+                   help=t("dedup.m_best_wrong.help", conflict=f"{fit.conflict_band:.2f}",
+                          duplicate=f"{fit.duplicate_band:.2f}"))
+
+
+def _highlight(row: pd.Series) -> list[str]:
+    color = ERROR_COLORS.get(row["plain_error"])
+    return [f"background-color: {color}" if color else ""] * len(row)
+
+
+# --- the version chain of a fact ---------------------------------------------------------------------
+
+def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
+    st.subheader(t("dedup.chain"))
+    sources = [SCRIPTED, LAB] if current.write_path == "facts" else [SCRIPTED]
+    source = st.radio(t("dedup.chain_source"), sources, key=f"{PAGE}.chain_source", horizontal=True,
+                      format_func=labels("dedup.source", sources))
+    if source == LAB:
+        lab = engine.open_lab(current, config)
+        owner = state.pick_owner(lab.owners())
+        if owner is None:
+            return
+        manager, entries = lab.manager, lab.ingestor.decisions(tenant_id=owner[0], user_id=owner[1])
+    else:
+        chat = _chat(current.embedder, "zh" if language() == "zh" else "en")
+        manager, owner, entries = chat.manager, dedup.CHAT_OWNER, [e.to_dict() for e in chat.entries]
+        st.caption(t("dedup.scripted_caption"))
+    facts = dedup.fact_choices(manager.records(tenant_id=owner[0], user_id=owner[1]))
+    if not facts:
+        st.info(t("dedup.no_facts"))
+        return
+    by_id = {r.memory_id: r for r in facts}
+    picked = st.selectbox(t("dedup.fact"), list(by_id), key=f"{PAGE}.fact.{source}",
+                          format_func=lambda mid: f"v{by_id[mid].version} · {by_id[mid].content}")
+    chain = dedup.chain_frame(version_chain(manager, picked, tenant_id=owner[0], user_id=owner[1]))
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(figures.version_timeline(chain, text={
+            "version": t("dedup.version"), "time": t("dedup.created_at"), "deprecated": t("dedup.deprecated"),
+            "active": t("dedup.active")}), key=f"{PAGE}.timeline")
+    with right:
+        st.dataframe(chain, hide_index=True)
+    with st.expander(t("dedup.log")):
+        st.dataframe(dedup.log_frame(entries), hide_index=True, column_config={"similarity": NUMBER})
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def main() -> None:
+    current, config = engine.page_header(PAGE)
+    engine.embedder_for(current.embedder)
+    _render_typed(current, config)
+    _render_pair_set(current, config)
+    _render_chain(current, config)
+
+
+main()

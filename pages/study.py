@@ -1,0 +1,344 @@
+"""Study: threshold-sweep curves and the recommended operating point, from memory.study on labelled data.
+
+The expensive part (memory.retrieval.rank: writing the dataset and scoring every question once) is cached
+per (dataset file, unit, mode, embedder) for the whole server process; a sweep then re-runs govern only.
+Results of this session are kept per request, so re-running the page recomputes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import streamlit as st
+
+from memory import study_figures
+from memory.datasets import LOCOMO_PREFIX, Dataset, load_dataset
+from memory.errors import MemoryLabError
+from memory.retrieval import MODES, Rankings, rank
+from memory.scenario import shipped_scenarios
+from memory.study import (
+    DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, StudyResult, parse_range, sweep, validate_options,
+)
+
+from lab import LOCOMO_SAMPLE, engine, state
+from lab.i18n import labels, t
+
+PAGE = "study"
+SAMPLE = "locomo-sample"
+CUSTOM = "locomo-file"
+RESULTS = f"{PAGE}.results"
+# (No bare string literals at module level in pages: Streamlit's "magic" would draw them.)
+KEPT_RESULTS = 8  # study results a session keeps (one per request: dataset, unit, mode, ranges, rule, budget)
+KEPT_RANKINGS = 6  # rankings the server process keeps (LoCoMo with MiniLM: tens of MB each)
+RULES = ("f1", "precision")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One study as the page's controls describe it (hashable: the session's result cache key)."""
+
+    spec: str
+    """What memory.datasets.load_dataset reads: a scenario path or ``locomo:PATH``."""
+    digest: str
+    """sha1 of the file's bytes, so an edited file is studied afresh."""
+    unit: str
+    mode: str
+    embedder: str
+    thresholds: tuple[float, ...]
+    top_ks: tuple[int, ...]
+    decay_rates: tuple[float, ...]
+    rule: str
+    token_budget: int | None
+    quick: bool
+    """A shipped scenario: small enough to run without pressing the button."""
+
+    @property
+    def settings(self) -> int:
+        return len(self.thresholds) * len(self.top_ks) * len(self.decay_rates)
+
+
+# --- cached work ------------------------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _dataset(spec: str, unit: str, digest: str) -> Dataset:
+    return load_dataset(spec, unit=unit)
+
+
+@dataclass
+class _Rankings:
+    """The process-wide ranking cache: (dataset file, unit, mode, embedder) -> Rankings, oldest first.
+
+    Not an ``st.cache_resource`` function itself: those replay the elements their body touched, and the
+    ranking feeds the caller's progress bar, which does not exist on a later run.
+    """
+
+    entries: dict = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@st.cache_resource(show_spinner=False)
+def _ranking_cache() -> _Rankings:
+    return _Rankings()
+
+
+def _rankings(req: Request, progress) -> Rankings:
+    """The expensive part, once per (dataset file, unit, mode, embedder) in this server process."""
+    cache = _ranking_cache()
+    key = (req.spec, req.unit, req.digest, req.mode, req.embedder if req.mode != "lexical" else None)
+    with cache.lock:
+        found = cache.entries.get(key)
+    if found is None:
+        found = rank(_dataset(req.spec, req.unit, req.digest), mode=req.mode, embedder=req.embedder,
+                     progress=progress)
+        with cache.lock:
+            cache.entries[key] = found
+            while len(cache.entries) > KEPT_RANKINGS:
+                cache.entries.pop(next(iter(cache.entries)))
+    return found
+
+
+def _run(req: Request) -> StudyResult:
+    """Rank (or reuse the cached ranking) and sweep, with one progress bar over both, as run_study counts it."""
+    data = _dataset(req.spec, req.unit, req.digest)
+    ranked_total = len(data.memories) + len(data.questions)
+    total = ranked_total + req.settings
+    bar = st.progress(0.0, text=t("study.progress", done=0, total=total))
+
+    def report(done: int) -> None:
+        bar.progress(min(done / total, 1.0), text=t("study.progress", done=done, total=total))
+
+    rankings = _rankings(req, lambda done, _total: report(done))
+    result = sweep(rankings, thresholds=req.thresholds, top_ks=req.top_ks, decay_rates=req.decay_rates,
+                   rule=req.rule, token_budget=req.token_budget,
+                   progress=lambda done, _total: report(ranked_total + done))
+    bar.empty()
+    return result
+
+
+def _result(req: Request, *, run: bool) -> StudyResult | None:
+    """This session's result for the request; computed now when ``run`` (else None when there is none yet)."""
+    results: dict[Request, StudyResult] = st.session_state.setdefault(RESULTS, {})
+    if req not in results and run:
+        results[req] = _run(req)
+        while len(results) > KEPT_RESULTS:
+            results.pop(next(iter(results)))
+    return results.get(req)
+
+
+def _settled(req: Request, *, run: bool, hint: str) -> StudyResult | None:
+    """The result, or None after a message: what went wrong, or ``hint`` (press a button) when not run yet."""
+    try:
+        result = _result(req, run=run)
+    except MemoryLabError as exc:
+        st.error(t("study.data_error", error=exc))
+        return None
+    if result is None:
+        st.info(hint)
+    return result
+
+
+# --- controls ---------------------------------------------------------------------------------------------
+
+def _pick_dataset(current: state.Settings) -> tuple[str, bool] | None:
+    """(load_dataset spec, is a shipped scenario), or None with a message."""
+    shipped = shipped_scenarios()
+    options = [*shipped, *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), CUSTOM]
+    default = current.scenario_key if current.scenario_key in shipped else state.DEFAULT_SCENARIO
+    choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",
+                          index=options.index(default) if default in options else 0, help=t("study.dataset_help"))
+    if not LOCOMO_SAMPLE.is_file():
+        st.info(t("study.no_sample", path=str(LOCOMO_SAMPLE)))
+    if choice in shipped:
+        return str(shipped[choice]), True
+    if choice == SAMPLE:
+        return LOCOMO_PREFIX + str(LOCOMO_SAMPLE), False
+    path = st.text_input(t("study.path"), key=f"{PAGE}.path", placeholder=t("study.path_placeholder"))
+    if not path.strip():
+        st.info(t("study.path_empty"))
+        return None
+    return LOCOMO_PREFIX + str(Path(path.strip()).expanduser()), False
+
+
+def _request(current: state.Settings, config) -> Request | None:
+    """The study the controls describe, validated (bad ranges or files show a message and give None)."""
+    picked = _pick_dataset(current)
+    if picked is None:
+        return None
+    spec, quick = picked
+    c1, c2, c3 = st.columns(3)
+    mode = c1.selectbox(t("study.mode"), MODES, key="mode", bind="query-params", help=t("study.mode_help"))
+    unit = c2.radio(t("study.unit"), ("turns", "facts"), key=f"{PAGE}.unit", horizontal=True, disabled=quick,
+                    help=t("study.unit_help"))
+    c3.caption(t("study.embedder", embedder=current.embedder))
+    r1, r2, r3 = st.columns(3)
+    thresholds = r1.text_input(t("study.thresholds"), DEFAULT_THRESHOLDS, key=f"{PAGE}.thresholds",
+                               help=t("study.range_help"))
+    top_ks = r2.text_input(t("study.top_ks"), DEFAULT_TOP_KS, key=f"{PAGE}.top_ks", help=t("study.range_help"))
+    decays = r3.text_input(t("study.decays"), DEFAULT_DECAY_RATES, key=f"{PAGE}.decays", help=t("study.range_help"))
+    o1, o2, o3 = st.columns(3)
+    rule_kind = o1.selectbox(t("study.rule"), RULES, key=f"{PAGE}.rule", format_func=labels("study.rule", RULES))
+    min_recall = o2.number_input(t("study.min_recall"), 0.0, 1.0, 0.5, 0.05, key=f"{PAGE}.min_recall",
+                                 disabled=rule_kind != "precision")
+    budget = o3.checkbox(t("study.budget", budget=config.token_budget), key=f"{PAGE}.budget")
+    rule = "f1" if rule_kind == "f1" else f"precision@recall>={min_recall:g}"
+    token_budget = config.token_budget if budget else None
+    try:
+        validate_options(thresholds=thresholds, top_ks=top_ks, decay_rates=decays, rule=rule, token_budget=token_budget)
+    except MemoryLabError as exc:
+        st.warning(t("study.bad_options", error=exc))
+        return None
+    return Request(
+        spec=spec, digest=_digest(spec), unit="turns" if quick else unit, mode=mode, embedder=current.embedder,
+        thresholds=parse_range(thresholds, name="threshold"), top_ks=parse_range(top_ks, name="top_k", integer=True),
+        decay_rates=parse_range(decays, name="decay_rate"), rule=rule, token_budget=token_budget, quick=quick,
+    )
+
+
+def _digest(spec: str) -> str:
+    path = Path(spec[len(LOCOMO_PREFIX):] if spec.startswith(LOCOMO_PREFIX) else spec)
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""  # load_dataset reports the problem, naming the file
+
+
+def _render_dataset(data: Dataset) -> None:
+    info = data.summary()
+    cols = st.columns(5)
+    cols[0].metric(t("study.m_memories"), info["memories"])
+    cols[1].metric(t("study.m_owners"), info["owners"])
+    cols[2].metric(t("study.m_questions"), info["questions"])
+    cols[3].metric(t("study.m_answerable"), info["answerable"])
+    cols[4].metric(t("study.m_no_answer"), info["no_answer"])
+    if info["notes"]:
+        st.caption(t("study.notes", notes=", ".join(f"{k} {v}" for k, v in info["notes"].items())))
+
+
+# --- results ----------------------------------------------------------------------------------------------
+
+def _apply(values: dict) -> None:
+    """on_click: the recommended setting into the sidebar's bound sliders (and so into the URL)."""
+    for key, value in values.items():
+        st.session_state[key] = value
+    st.session_state[f"{PAGE}.applied"] = values
+
+
+def _slider_values(row) -> tuple[dict, str | None]:
+    """The recommended (threshold, top_k, decay_rate) as sidebar values, or the reason they do not fit the sliders."""
+    values = {"threshold": row.threshold, "top_k": row.top_k, "decay_rate": row.decay_rate}
+    for knob in state.KNOBS:
+        if knob.key in values:
+            low, high = knob.bounds
+            if not low <= values[knob.key] <= high:
+                return values, t("study.apply_out_of_range", key=knob.key, value=values[knob.key], low=low, high=high)
+    return values, None
+
+
+def _render_recommendation(result: StudyResult) -> None:
+    rec = result.recommended
+    st.subheader(t("study.recommended"))
+    st.caption(t("study.rule_stated", rule=rec.rule, description=rec.description))
+    if rec.row is None:
+        st.warning(t("study.none_recommended", note=rec.note))
+        return
+    row = rec.row
+    cols = st.columns(7)
+    cols[0].metric(t("knob.threshold"), f"{row.threshold:g}")
+    cols[1].metric("top_k", row.top_k)
+    cols[2].metric(t("knob.decay_rate"), f"{row.decay_rate:g}")
+    cols[3].metric(t("study.precision"), _fmt(row.precision))
+    cols[4].metric(t("study.recall"), _fmt(row.recall))
+    cols[5].metric("F1", _fmt(row.f1))
+    cols[6].metric(t("study.injected"), f"{row.avg_injected:.2f}")
+    values, problem = _slider_values(row)
+    st.button(t("study.apply"), key=f"{PAGE}.apply", on_click=_apply, args=(values,), disabled=problem is not None,
+              icon=":material/tune:", type="primary")
+    if problem:
+        st.caption(problem)
+    applied = st.session_state.get(f"{PAGE}.applied")
+    if applied == values:
+        st.success(t("study.applied", **values))
+
+
+def _render_curves(result: StudyResult) -> None:
+    left, right = st.columns(2)
+    left.plotly_chart(study_figures.precision_recall_vs_threshold(result), key=f"{PAGE}.pr_threshold")
+    right.plotly_chart(study_figures.pr_curve(result), key=f"{PAGE}.pr_curve")
+    left, right = st.columns(2)
+    left.plotly_chart(study_figures.injected_vs_threshold(result), key=f"{PAGE}.injected")
+    right.plotly_chart(study_figures.category_breakdown(result), key=f"{PAGE}.categories")
+    st.markdown(f"**{t('study.at_k')}**")
+    st.dataframe([{"k": k, "recall@k": _fmt(a.recall), "precision@k": _fmt(a.precision), "questions": a.questions}
+                  for k, a in result.at_k.items()], hide_index=True)
+
+
+def _render_table(result: StudyResult) -> None:
+    st.subheader(t("study.sweep"))
+    frame = result.to_frame()
+    st.dataframe(frame, hide_index=True, height=min(38 + 35 * len(frame), 420))
+    stem = f"study-{result.dataset.replace(':', '-')}-{result.mode}-{result.unit}"
+    d1, d2 = st.columns(2)
+    d1.download_button(t("study.csv"), frame.to_csv(index=False).encode("utf-8"), file_name=f"{stem}.csv",
+                       mime="text/csv", key=f"{PAGE}.csv", on_click="ignore", width="stretch")
+    d2.download_button(t("study.json"), json.dumps(result.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
+                       file_name=f"{stem}.json", mime="application/json", key=f"{PAGE}.json", on_click="ignore",
+                       width="stretch")
+
+
+def _render_compare(req: Request, result: StudyResult) -> None:
+    st.subheader(t("study.compare"))
+    c1, c2 = st.columns(2)
+    other_mode = c1.selectbox(t("study.compare_mode"), [m for m in MODES if m != req.mode], key=f"{PAGE}.other")
+    kind = c2.radio(t("study.compare_kind"), ("pr", "threshold"), key=f"{PAGE}.compare_kind", horizontal=True,
+                    format_func=labels("study.compare_kind", ("pr", "threshold")))
+    other_req = replace(req, mode=other_mode)
+    clicked = st.button(t("study.compare_run", mode=other_mode), key=f"{PAGE}.compare_run",
+                        disabled=other_req in st.session_state.get(RESULTS, {}))
+    other = _settled(other_req, run=req.quick or clicked, hint=t("study.compare_hint", mode=other_mode))
+    if other is None:
+        return
+    names = (f"{req.mode} ({t('study.current')})", other_mode)
+    st.plotly_chart(study_figures.compare(result, other, names=names, kind=kind), key=f"{PAGE}.compare")
+    rows = []
+    for name, res in zip(names, (result, other)):
+        row = res.recommended.row
+        rows.append({"configuration": name, "threshold": row.threshold if row else None,
+                     "top_k": row.top_k if row else None, "precision": _fmt(row.precision) if row else None,
+                     "recall": _fmt(row.recall) if row else None, "f1": _fmt(row.f1) if row else None})
+    st.dataframe(rows, hide_index=True)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def main() -> None:
+    current, config = engine.page_header(PAGE)
+    req = _request(current, config)
+    if req is None:
+        return
+    try:
+        data = _dataset(req.spec, req.unit, req.digest)
+    except MemoryLabError as exc:
+        st.error(t("study.data_error", error=exc))
+        return
+    _render_dataset(data)
+    clicked = st.button(t("study.run"), key=f"{PAGE}.run", type="primary", icon=":material/play_arrow:")
+    if not req.quick:
+        st.caption(t("study.slow_note"))
+    if req.mode != "lexical":
+        engine.embedder_for(req.embedder)
+    result = _settled(req, run=req.quick or clicked, hint=t("study.press_run"))
+    if result is None:
+        return
+    _render_recommendation(result)
+    _render_curves(result)
+    _render_table(result)
+    _render_compare(req, result)
+
+
+main()

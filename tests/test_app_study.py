@@ -1,0 +1,171 @@
+"""AppTest: the study page against memory.study.run_study, its caching, and its messages for bad input.
+
+Cheap where the model does not matter: shipped scenarios with the lexical embedder, the LoCoMo sample in
+lexical (BM25) mode. One test uses the real MiniLM (the ``minilm`` fixture) on a shipped scenario.
+Fixtures and helpers come from tests/test_app.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import memory.retrieval
+from memory.scenario import shipped_scenarios
+from memory.study import run_study
+
+from lab.state import KNOBS
+from locomo_data import require_locomo
+from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
+
+PAGE = "pages/study.py"
+WORKSHOP = str(shipped_scenarios()["workshop_en"])
+
+
+def _shown_point(at) -> dict:
+    return {"threshold": float(metric(at, "Similarity threshold")), "top_k": int(metric(at, "top_k")),
+            "decay_rate": float(metric(at, "Decay rate (per day)")), "precision": metric(at, "Precision"),
+            "recall": metric(at, "Recall"), "f1": metric(at, "F1")}
+
+
+def _point(result) -> dict:
+    row = result.recommended.row
+    return {"threshold": row.threshold, "top_k": row.top_k, "decay_rate": row.decay_rate,
+            "precision": f"{row.precision:.3f}", "recall": f"{row.recall:.3f}", "f1": f"{row.f1:.3f}"}
+
+
+def _count_rank(monkeypatch) -> list[str]:
+    calls = []
+    original = memory.retrieval.rank
+
+    def counting(dataset, **kw):
+        calls.append(kw.get("mode"))
+        return original(dataset, **kw)
+
+    monkeypatch.setattr(memory.retrieval, "rank", counting)
+    return calls
+
+
+def test_shipped_scenario_shows_run_studys_recommended_point(monkeypatch):
+    expected = run_study(WORKSHOP, mode="dense", embedder="lexical")
+    calls = _count_rank(monkeypatch)
+    at = open_app(PAGE, embedder="lexical")
+    assert _shown_point(at) == _point(expected)
+    assert "Rule f1: highest F1" in texts(at.caption)
+    assert int(metric(at, "Questions")) == expected.questions and int(metric(at, "No-answer")) == expected.no_answer
+    table = frame_with(at, "f1")
+    frame = expected.to_frame()
+    assert len(table) == len(frame) == 17 * 2
+    assert table[["threshold", "top_k", "precision", "recall", "f1"]].equals(
+        frame[["threshold", "top_k", "precision", "recall", "f1"]])
+    assert [b.label for b in at.get("download_button")] == ["Download CSV", "Download JSON"]
+    ranked = list(calls)
+    assert ranked.count("dense") == 1, "the current study is ranked once"
+    at.button(key="study.run").click().run()
+    at.text_input(key="study.thresholds").input("0.2:0.6:0.1").run()
+    assert not at.exception
+    assert calls == ranked, "re-running the page or changing ranges must not rank again"
+    narrow = run_study(WORKSHOP, mode="dense", embedder="lexical", thresholds="0.2:0.6:0.1")
+    assert _shown_point(at) == _point(narrow)
+    assert len(frame_with(at, "f1")) == 5 * 2
+
+
+def test_precision_rule_mode_and_token_budget_follow_run_study():
+    at = open_app(PAGE, embedder="lexical", mode="hybrid")
+    assert at.number_input(key="study.min_recall").disabled
+    at.selectbox(key="study.rule").set_value("precision").run()
+    at.number_input(key="study.min_recall").set_value(0.6)
+    at.checkbox(key="study.budget").check()
+    at.text_input(key="study.top_ks").input("3,5").run()
+    assert not at.exception
+    expected = run_study(WORKSHOP, mode="hybrid", embedder="lexical", top_ks="3,5", rule="precision@recall>=0.6",
+                         token_budget=400)
+    assert _shown_point(at) == _point(expected)
+    assert "precision@recall>=0.6" in texts(at.caption)
+
+
+@pytest.mark.parametrize("field, value, fragment", [
+    ("study.thresholds", "", "the range is empty"),
+    ("study.thresholds", "0.9:0.1:0.1", "empty (start > stop)"),
+    ("study.top_ks", "0", "top_k"),
+    ("study.decays", "0,abc", "not a number"),
+])
+def test_empty_or_bad_range_shows_a_message_not_a_chart(field, value, fragment):
+    at = open_app(PAGE, embedder="lexical")
+    at.text_input(key=field).input(value).run()
+    assert not at.exception
+    assert fragment in texts(at.warning), texts(at.warning)
+    assert not [m for m in at.metric if m.label == "F1"], "no results may be drawn for a bad range"
+    assert not at.get("plotly_chart")
+
+
+def test_apply_puts_the_recommended_point_into_the_sidebar():
+    at = open_app(PAGE, embedder="lexical")
+    point = _shown_point(at)
+    at.button(key="study.apply").click().run()
+    assert not at.exception
+    for key in ("threshold", "top_k", "decay_rate"):
+        assert math.isclose(at.sidebar.slider(key=key).value, point[key]), key
+    assert at.session_state["lab.settings"].config.threshold == point["threshold"]
+    assert "The sidebar now has threshold" in texts(at.success)
+    knob = {k.key: k for k in KNOBS}["top_k"]
+    assert knob.bounds[0] <= point["top_k"] <= knob.bounds[1]
+
+
+def test_compare_overlays_a_second_mode():
+    at = open_app(PAGE, embedder="lexical")
+    at.selectbox(key="study.other").set_value("lexical").run()
+    assert not at.exception
+    rows = frame_with(at, "configuration").set_index("configuration")
+    for name, mode in (("dense (current)", "dense"), ("lexical", "lexical")):
+        row = run_study(WORKSHOP, mode=mode, embedder="lexical").recommended.row
+        assert rows.loc[name, "threshold"] == row.threshold and rows.loc[name, "f1"] == f"{row.f1:.3f}", mode
+    assert len(at.get("plotly_chart")) == 5, "four study figures and the comparison"
+
+
+def test_minilm_study_and_comparison(minilm):
+    """The one MiniLM study test: a shipped scenario, dense vs hybrid."""
+    at = open_app(PAGE, embedder="minilm")
+    assert _shown_point(at) == _point(run_study(WORKSHOP, mode="dense", embedder=minilm))
+    at.selectbox(key="study.other").set_value("hybrid").run()
+    row = run_study(WORKSHOP, mode="hybrid", embedder=minilm).recommended.row
+    assert frame_with(at, "configuration").set_index("configuration").loc["hybrid", "f1"] == f"{row.f1:.3f}"
+
+
+def test_locomo_sample_runs_on_the_button(monkeypatch):
+    sample = require_locomo()
+    at = open_app(PAGE, embedder="lexical", dataset="locomo-sample", mode="lexical")
+    calls = _count_rank(monkeypatch)
+    assert "Run study" in texts(at.info) and calls == [], "LoCoMo waits for the button"
+    assert int(metric(at, "Questions")) == 304
+    at.button(key="study.run").click().run()
+    assert not at.exception
+    assert _shown_point(at) == _point(run_study(f"locomo:{sample}", mode="lexical"))
+    at.radio(key="study.unit").set_value("facts").run()
+    assert "Run study" in texts(at.info)
+    at.button(key="study.run").click().run()
+    assert _shown_point(at) == _point(run_study(f"locomo:{sample}", mode="lexical", unit="facts"))
+    assert calls == ["lexical", "lexical"]
+
+
+def test_missing_sample_is_noted(monkeypatch, tmp_path):
+    import lab
+
+    monkeypatch.setattr(lab, "LOCOMO_SAMPLE", tmp_path / "nowhere" / "locomo-sample.json")
+    at = open_app(PAGE, embedder="lexical")
+    assert "not at" in texts(at.info) and "nowhere" in texts(at.info)
+    assert "locomo-sample" not in at.selectbox(key="dataset").options
+
+
+def test_bad_dataset_path_shows_a_message(tmp_path):
+    at = open_app(PAGE, embedder="lexical", dataset="locomo-file")
+    assert not at.exception and "Type the path" in texts(at.info)
+    at.text_input(key="study.path").input(str(tmp_path / "missing.json")).run()
+    assert not at.exception and "cannot read LoCoMo file" in texts(at.error)
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"sample_id": "s1", "conversation": {}, "qa": []}]', encoding="utf-8")
+    at.text_input(key="study.path").input(str(bad)).run()
+    assert not at.exception
+    assert "bad.json" in texts(at.error) and "session_" in texts(at.error)
+    assert not at.get("plotly_chart")
