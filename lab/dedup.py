@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 
 from memory import MemoryConfig, MemoryRecord, Message
-from memory.adjudicate import judge, plain_rule
-from memory.dedup import ERROR_KINDS, PairItem, PairReport, PairResult, error_kind
+from memory.dedup import ERROR_KINDS, PairItem, PairReport, decide_pairs, error_kind, pair_similarities
 from memory.embedders import Embedder
 from memory.schema import iso, parse_time
 
@@ -28,23 +27,14 @@ ARTICLE_BANDS = (0.78, 0.92)
 
 
 def similarities(pairs: Sequence[PairItem], embedder: Embedder) -> list[float]:
-    """Cosine similarity of every pair (higher is more similar): one embedding call, existing texts then
-    incoming texts, exactly as memory.dedup.evaluate_pairs computes it."""
-    vecs = embedder.embed([p.existing for p in pairs] + [p.incoming for p in pairs])
-    n = len(pairs)
-    return [float(vecs[i] @ vecs[n + i]) for i in range(n)]
+    """Cosine similarity of every pair, as memory.dedup.evaluate_pairs computes it (one embedding call)."""
+    return pair_similarities(pairs, embedder)
 
 
 def decide(pairs: Sequence[PairItem], sims: Sequence[float], config: MemoryConfig, *, source: str,
            embedder: str) -> PairReport:
     """The plain and the governed decision of every pair at the config's bands (nothing is embedded)."""
-    results = []
-    for p, sim in zip(pairs, sims):
-        verdict, reason = judge(p.existing, p.incoming, sim, config=config)
-        results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, config), verdict, reason,
-                                  p.expected))
-    return PairReport(source=source, embedder=embedder, results=results,
-                      config={"duplicate_band": config.duplicate_band, "conflict_band": config.conflict_band})
+    return decide_pairs(pairs, sims, config=config, source=source, embedder=embedder)
 
 
 def wrong(report: PairReport, rule: str) -> int:

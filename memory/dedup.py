@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -166,21 +166,32 @@ def parse_pairs(raw: bytes | str, *, source: str) -> list[PairItem]:
     return pairs
 
 
+def pair_similarities(pairs: Sequence[PairItem], embedder: Embedder) -> list[float]:
+    """Cosine similarity of every pair (higher is more similar), in one batched embedding call."""
+    vecs = embedder.embed([p.existing for p in pairs] + [p.incoming for p in pairs])
+    n = len(pairs)
+    return [float(vecs[i] @ vecs[n + i]) for i in range(n)]
+
+
+def decide_pairs(
+    pairs: Sequence[PairItem], similarities: Sequence[float], *, config: MemoryConfig, source: str, embedder: str
+) -> PairReport:
+    """The plain rule and the governed decision of every pair at the config's bands; nothing is embedded,
+    so moving the bands only re-runs this."""
+    results = []
+    for p, sim in zip(pairs, similarities):
+        verdict, reason = judge(p.existing, p.incoming, sim, config=config)
+        results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, config), verdict, reason, p.expected))
+    return PairReport(source=source, embedder=embedder, results=results,
+                      config={"duplicate_band": config.duplicate_band, "conflict_band": config.conflict_band})
+
+
 def evaluate_pairs(
     pairs: list[PairItem], *, embedder: Embedder, config: MemoryConfig | None = None, source: str = "pairs"
 ) -> PairReport:
     """Similarity of every pair (one batched embedding call), the plain rule and the governed decision."""
-    cfg = config or MemoryConfig()
-    texts = [p.existing for p in pairs] + [p.incoming for p in pairs]
-    vecs = embedder.embed(texts)
-    n = len(pairs)
-    results = []
-    for i, p in enumerate(pairs):
-        sim = float(vecs[i] @ vecs[n + i])
-        verdict, reason = judge(p.existing, p.incoming, sim, config=cfg)
-        results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, cfg), verdict, reason, p.expected))
-    return PairReport(source=source, embedder=embedder.name, results=results,
-                      config={"duplicate_band": cfg.duplicate_band, "conflict_band": cfg.conflict_band})
+    return decide_pairs(pairs, pair_similarities(pairs, embedder), config=config or MemoryConfig(),
+                        source=source, embedder=embedder.name)
 
 
 def shipped_pair_files() -> dict[str, Path]:
