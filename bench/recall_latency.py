@@ -100,7 +100,7 @@ def run(sizes: list[int], queries: int) -> dict:
         res = measure(mm, queries)
         res.update(size=n, peak_rss_mb=peak_rss_mb())
         rows.append(res)
-        mm.store.client.delete_collection(mm.store.collection.name)
+        mm.store.drop()
         del mm
         gc.collect()
     table = ["| memories | raw p50 ms | governed p50 ms | governed/raw p50 | governed/raw p95 | blind p50 ms | peak RSS MB |",

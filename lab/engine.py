@@ -67,14 +67,8 @@ def _release(live: "_Live") -> None:
 
 def release_manager(manager: MemoryManager) -> None:
     """Drop a manager's workspace: its Chroma collection and its text file (never raises)."""
-    try:
-        manager.store.client.delete_collection(manager.store.collection.name)
-    except Exception as exc:  # already gone, or the server is down: nothing more to do
-        log.info("releasing %s: %s", manager.workspace, exc)
-    path = manager.store.texts.path
-    manager.store.texts.close()
-    if path is not None:
-        path.unlink(missing_ok=True)
+    log.info("releasing workspace %s", manager.workspace)
+    manager.store.drop()
 
 
 @st.cache_resource(scope="session", max_entries=1, on_release=_release, show_spinner=False)

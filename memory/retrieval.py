@@ -276,8 +276,5 @@ def _sorted(c: Candidates) -> Candidates:
 
 
 def _drop(manager: MemoryManager) -> None:
-    """Delete the study's Chroma collection (the text store is in memory and goes with the manager)."""
-    try:
-        manager.store.client.delete_collection(manager.store.collection.name)
-    except Exception:  # best effort: a leftover in-memory collection is harmless
-        pass
+    """Delete the study's workspace (best effort: a leftover in-memory collection is harmless)."""
+    manager.store.drop()

@@ -167,6 +167,17 @@ class MemoryStore:
             chunk = records[start : start + self._batch]
             self.collection.update(ids=[r.memory_id for r in chunk], metadatas=[_to_meta(r) for r in chunk])
 
+    def drop(self) -> None:
+        """Delete this workspace entirely: its Chroma collection and its text file (best effort, never raises)."""
+        try:
+            self.client.delete_collection(self.collection.name)
+        except Exception:  # noqa: BLE001 - already gone, or the server is down: nothing more to do
+            pass
+        path = self.texts.path
+        self.texts.close()
+        if path is not None:
+            path.unlink(missing_ok=True)
+
     def delete_owner(self, tenant_id: str, user_id: str) -> int:
         """Delete every vector of one (tenant, user); the caller erases the text. Returns the count."""
         ids = self.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=[])["ids"]

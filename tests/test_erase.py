@@ -69,3 +69,14 @@ def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
     report = mm.erase_user(tenant_id="acme", user_id="nobody")
     assert report.ok and report.removed["long_term_vectors"] == 0
     assert report.others_before == report.others_after == 1
+
+
+def test_dropping_a_workspace_removes_its_collection_and_text_file(make_manager, tmp_path):
+    mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
+    _load(mm, "CANARY-drop")
+    path, name = mm.store.texts.path, mm.store.collection.name
+    assert path.exists() and name in [c.name for c in mm.store.client.list_collections()]
+    mm.store.drop()
+    assert not path.exists()
+    assert name not in [c.name for c in mm.store.client.list_collections()]
+    assert scan_for_bytes(tmp_path / "d", ["CANARY-drop"]) == []
