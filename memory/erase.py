@@ -110,8 +110,11 @@ def scan_for_bytes(folder: Path, needles: list[str]) -> list[tuple[Path, str]]:
     if not encoded or not Path(folder).exists():
         return hits
     for path in sorted(Path(folder).rglob("*")):
-        if not path.is_file():
+        try:
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+        except OSError:  # removed while we looked (a workspace released meanwhile): nothing left to find
             continue
-        data = path.read_bytes()
         hits += [(path, n) for n, b in encoded if b in data]
     return hits
