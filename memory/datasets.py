@@ -27,7 +27,6 @@ naming the file, the item and the field.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import DataFileError, InputError
 from .schema import Message, parse_time
-from .scenario import load_scenario, shipped_scenarios
+from .scenario import _load_json, load_scenario, read_data_file, shipped_scenarios
 
 Unit = Literal["turns", "facts"]
 UNITS: tuple[str, ...] = ("turns", "facts")
@@ -222,16 +221,7 @@ def load_locomo(path: str | Path, *, unit: str = "turns") -> Dataset:
         raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     path = Path(path)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataFileError(f"{source}: cannot read LoCoMo file ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise DataFileError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise DataFileError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    data = _load_json(read_data_file(path, "LoCoMo file"), source)
     if not isinstance(data, list) or not data:
         raise DataFileError(f"{source}: the top level must be a non-empty JSON list of LoCoMo samples")
     notes: Counter[str] = Counter()

@@ -19,7 +19,7 @@ from .adjudicate import VERDICTS, judge, plain_rule
 from .config import MemoryConfig
 from .embedders import Embedder
 from .errors import DataFileError
-from .scenario import FIXTURES_DIR, _load_json
+from .scenario import FIXTURES_DIR, _load_json, read_data_file
 
 MAX_TEXT_CHARS = 10_000
 
@@ -130,12 +130,7 @@ def error_kind(expected: str, got: str) -> str:
 
 def load_pairs(path: str | Path) -> list[PairItem]:
     """Read and validate a pair file."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataFileError(f"{path}: cannot read pair file ({exc.strerror or exc})") from None
-    return parse_pairs(raw, source=str(path))
+    return parse_pairs(read_data_file(path, "pair file"), source=str(path))
 
 
 def parse_pairs(raw: bytes | str, *, source: str) -> list[PairItem]:

@@ -17,7 +17,6 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .errors import InputError
 from .lexicon import (
     FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, is_chinese,
 )

@@ -85,12 +85,7 @@ class Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataFileError(f"{path}: cannot read scenario file ({exc.strerror or exc})") from None
-    return parse_scenario(raw, source=str(path))
+    return parse_scenario(read_data_file(path, "scenario file"), source=str(path))
 
 
 def parse_scenario(raw: bytes | str, *, source: str) -> Scenario:
@@ -138,6 +133,14 @@ def parse_scenario(raw: bytes | str, *, source: str) -> Scenario:
 def shipped_scenarios() -> dict[str, Path]:
     """name (file stem) -> path of every scenario in fixtures/ (pair files excluded)."""
     return {p.stem: p for p in sorted(FIXTURES_DIR.glob("*.json")) if not p.stem.startswith("dedup_pairs")}
+
+
+def read_data_file(path: str | Path, what: str) -> bytes:
+    """The bytes of a data file, or a DataFileError naming the file (``what`` says what kind of file)."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
 def _load_json(raw: bytes | str, source: str) -> Any:
