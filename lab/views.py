@@ -13,6 +13,7 @@ import pandas as pd
 
 from memory import Candidates, Hit, MemoryManager, MemoryRecord, Message, RecallResult
 from memory.tokens import count_tokens
+from memory.manager import format_context
 
 from .pollution import POLLUTION_KINDS
 
@@ -116,12 +117,9 @@ def window_view(manager: MemoryManager, *, tenant_id: str, user_id: str, window_
 
 
 def context_view(manager: MemoryManager, result: RecallResult, *, window_size: int, token_budget: int) -> ContextView:
-    """Summary + recent window + governed memories, laid out as MemoryManager.build_context does."""
+    """Summary + recent window (re-sliced to the slider's size) + governed memories, as build_context lays them out."""
     summary, recent = window_view(manager, tenant_id=result.tenant_id, user_id=result.user_id, window_size=window_size)
-    parts = ["summary:\n" + summary] if summary else []
-    parts += [f"recent: {m.role}: {m.content}" for m in recent]
-    parts += [f"memory ({h.similarity:.2f}): {h.record.content}" for h in result.governed]
-    text = "\n".join(parts)
+    text = format_context(summary, recent, result.governed)
     return ContextView(text, summary, recent, manager.token_counter(text), result.governed_tokens, token_budget)
 
 

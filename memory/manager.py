@@ -310,12 +310,7 @@ class MemoryManager:
         result = self.retrieve(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=config, reinforce=reinforce)
         summary = self.summary(tenant_id=tenant_id, user_id=user_id)
         recent = self.recent(tenant_id=tenant_id, user_id=user_id)
-        parts = []
-        if summary:
-            parts.append("summary:\n" + summary)
-        parts += [f"recent: {m.role}: {m.content}" for m in recent]
-        parts += [f"memory ({h.similarity:.2f}): {h.record.content}" for h in result.governed]
-        text = "\n".join(parts)
+        text = format_context(summary, recent, result.governed)
         return Context(
             text=text, summary=summary, recent=recent, memories=result.governed,
             tokens=self.token_counter(text), memory_tokens=result.governed_tokens,
@@ -349,6 +344,14 @@ class MemoryManager:
 
     def _now(self, as_of: float | str | None) -> float:
         return self.clock() if as_of is None else parse_time(as_of, "as_of")
+
+
+def format_context(summary: str, recent: Sequence[Message], memories: Sequence[Hit]) -> str:
+    """The prompt text of a context: the summary, then the recent window, then the governed memories."""
+    parts = ["summary:\n" + summary] if summary else []
+    parts += [f"recent: {m.role}: {m.content}" for m in recent]
+    parts += [f"memory ({h.similarity:.2f}): {h.record.content}" for h in memories]
+    return "\n".join(parts)
 
 
 def _check_owner(tenant_id: str, user_id: str) -> None:
