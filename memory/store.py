@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .errors import MemoryLabError
+from .heap import zero_fill_allocations
 from .schema import MemoryRecord, validate_identifier
 from .textstore import TextStore
 
@@ -107,6 +108,7 @@ def chroma_client(location: StoreLocation):
             if location.host:
                 _CLIENTS[key] = chromadb.HttpClient(host=location.host, port=location.port or 8000, settings=settings)
             elif location.data_dir is not None:
+                zero_fill_allocations()  # before Chroma allocates the index buffers it persists (memory/heap.py)
                 _CLIENTS[key] = chromadb.PersistentClient(path=str(location.data_dir / "chroma"), settings=settings)
             else:
                 _CLIENTS[key] = chromadb.EphemeralClient(settings=settings)

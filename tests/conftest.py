@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder
+from memory.heap import PROCESS_ENV
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared")
 LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "locomo-sample.json"))
@@ -56,7 +57,7 @@ def chroma_server(tmp_path_factory):
     port = _free_port()
     folder = tmp_path_factory.mktemp("chroma-server")
     proc = subprocess.Popen([exe, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ | PROCESS_ENV)
     try:
         deadline = time.monotonic() + 120
         while True:

@@ -1,0 +1,63 @@
+"""Keep stale heap bytes out of Chroma's HNSW files.
+
+Chroma's hnswlib allocates its index buffers with ``malloc`` and never zeroes them, and it
+persists them (``data_level0.bin``, ``length.bin``) including slots it has not filled
+(chroma-core/chroma#7688, open for Chroma 1.5). Whatever the process freed before (a user's
+text, a trace, another workspace's records) can end up on disk that way, and stay there after
+that user's erasure. The lab's erasure check found exactly that: a user's texts inside
+``data_level0.bin`` after the erase, on some runs and not others (heap layout decides).
+
+:func:`zero_fill_allocations` asks glibc (``mallopt(M_PERTURB, 0xFF)``) to fill every new
+allocation with zero bytes and every freed block with 0xFF, so a buffer Chroma never writes to
+holds zeros, not old bytes. It is called before an embedded Chroma client opens a folder.
+
+glibc's per-thread cache (tcache: blocks up to 1,032 bytes) skips that fill, and it can only be
+turned off when a process starts. :data:`PROCESS_ENV` does both at start; use it for a
+``chroma run`` server (another process) and, for full cover, for the lab's server too (README).
+Other C libraries (musl, macOS) are left as they are; the erasure's disk scan still reports
+what it finds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import threading
+
+log = logging.getLogger(__name__)
+
+M_PERTURB = -6
+"""glibc's mallopt parameter (malloc.h)."""
+PERTURB_BYTE = 0xFF
+"""Allocations get the complement of this byte (0x00); freed blocks get the byte itself."""
+PROCESS_ENV = {"GLIBC_TUNABLES": f"glibc.malloc.perturb={PERTURB_BYTE}:glibc.malloc.tcache_count=0"}
+"""Environment for a process that writes Chroma files (a ``chroma run`` server, the lab): the same fill,
+and no tcache, read by glibc at start."""
+
+_lock = threading.Lock()
+_state: dict[str, bool] = {}
+
+
+def zero_fill_allocations() -> bool:
+    """Turn on glibc's allocation fill for this process (once); True when it is on."""
+    with _lock:
+        if "on" not in _state:
+            _state["on"] = _mallopt_perturb()
+        return _state["on"]
+
+
+def _mallopt_perturb() -> bool:
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+        gnu = libc.gnu_get_libc_version  # glibc only: musl has mallopt but ignores M_PERTURB
+    except (OSError, AttributeError, TypeError):
+        log.warning("not glibc (%s): Chroma's HNSW files may keep stale heap bytes (chroma#7688)", name)
+        return False
+    gnu.restype = ctypes.c_char_p
+    ok = mallopt(ctypes.c_int(M_PERTURB), ctypes.c_int(PERTURB_BYTE)) == 1
+    if not ok:
+        log.warning("glibc %s refused mallopt(M_PERTURB)", gnu().decode())
+    return ok
