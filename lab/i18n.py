@@ -324,13 +324,14 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "study.dataset": {"en": "Dataset", "zh": "数据集"},
     "study.dataset_help": {
-        "en": "A shipped scenario (fixtures/), the LoCoMo sample, or the path of your own LoCoMo file (locomo10.json) "
-              "on the machine that runs the lab.",
-        "zh": "自带场景（fixtures/）、LoCoMo 样例，或运行本实验的机器上你自己的 LoCoMo 文件（locomo10.json）路径。",
+        "en": "A shipped scenario (fixtures/), the scenario uploaded in the sidebar, the LoCoMo sample, or the path "
+              "of your own LoCoMo file (locomo10.json) on the machine that runs the lab.",
+        "zh": "自带场景（fixtures/）、侧边栏上传的场景、LoCoMo 样例，或运行本实验的机器上你自己的 LoCoMo 文件（locomo10.json）路径。",
     },
     "study.no_sample": {"en": "The LoCoMo sample is not at {path}; choose “locomo-file” to study your own LoCoMo file.",
                         "zh": "LoCoMo 样例不在 {path}；选择“locomo-file”即可研究你自己的 LoCoMo 文件。"},
     "study.path": {"en": "Path of a LoCoMo file", "zh": "LoCoMo 文件路径"},
+    "study.uploaded": {"en": "uploaded scenario: {name}", "zh": "上传的场景：{name}"},
     "study.path_placeholder": {"en": "/data/locomo10.json", "zh": "/data/locomo10.json"},
     "study.path_empty": {"en": "Type the path of a LoCoMo-format JSON file (e.g. your download of locomo10.json).",
                          "zh": "请输入 LoCoMo 格式 JSON 文件的路径（例如你下载的 locomo10.json）。"},

@@ -34,6 +34,8 @@ DEFAULT_EMBEDDER = "minilm"
 DEFAULT_WRITE_PATH = "raw"
 SETTINGS_KEY = "lab.settings"
 UPLOAD_KEY = "scenario_upload"
+UPLOAD_PREFIX = "upload-"
+"""Start of ``Settings.scenario_key`` for an uploaded scenario (then the sha1 of its bytes, 12 hex digits)."""
 FOLDER_KEY = "lab.folder"
 """This browser session's folder under the store location (kept across "reset lab")."""
 LAB_ID_KEY = "lab.id"
@@ -165,7 +167,7 @@ def render_sidebar() -> Settings:
         data = upload.getvalue()
         try:
             scenario = parse_upload(data, upload.name)
-            scenario_key = "upload-" + hashlib.sha1(data).hexdigest()[:12]
+            scenario_key = UPLOAD_PREFIX + hashlib.sha1(data).hexdigest()[:12]
         except DataFileError as exc:
             scenario_error = str(exc)
             sidebar.error(t("sidebar.upload_error", error=exc))

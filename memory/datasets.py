@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import DataFileError, InputError
 from .schema import Message, parse_time
-from .scenario import _load_json, load_scenario, read_data_file, shipped_scenarios
+from .scenario import Scenario, _load_json, load_scenario, read_data_file, shipped_scenarios
 
 Unit = Literal["turns", "facts"]
 UNITS: tuple[str, ...] = ("turns", "facts")
@@ -161,9 +161,10 @@ def load_dataset(spec: str | Path, *, unit: str = "turns") -> Dataset:
 
 # --- scenarios ------------------------------------------------------------------
 
-def scenario_dataset(path: str | Path) -> Dataset:
-    """A project scenario as a Dataset: messages are memories, queries are questions."""
-    scenario = load_scenario(path)
+def scenario_dataset(source: str | Path | Scenario) -> Dataset:
+    """A project scenario (a file, or one already loaded, such as the lab's upload) as a Dataset: messages are
+    memories, queries are questions."""
+    scenario = source if isinstance(source, Scenario) else load_scenario(source)
     memories = tuple(
         DataMemory(
             id=m.id, tenant_id=m.tenant_id, user_id=m.user_id, text=m.content, timestamp=float(m.timestamp or 0.0),

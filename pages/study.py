@@ -16,10 +16,10 @@ from pathlib import Path
 import streamlit as st
 
 from memory import study_figures
-from memory.datasets import LOCOMO_PREFIX, Dataset, load_dataset
+from memory.datasets import LOCOMO_PREFIX, Dataset, load_dataset, scenario_dataset
 from memory.errors import MemoryLabError
 from memory.retrieval import MODES, Rankings, rank
-from memory.scenario import shipped_scenarios
+from memory.scenario import Scenario, shipped_scenarios
 from memory.study import (
     DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, StudyResult, parse_range, sweep, validate_options,
 )
@@ -30,6 +30,8 @@ from lab.i18n import labels, t
 PAGE = "study"
 SAMPLE = "locomo-sample"
 CUSTOM = "locomo-file"
+UPLOADED = "uploaded-scenario"
+UPLOAD_PREFIX = "upload:"
 RESULTS = f"{PAGE}.results"
 # (No bare string literals at module level in pages: Streamlit's "magic" would draw them.)
 KEPT_RESULTS = 8  # study results a session keeps (one per request: dataset, unit, mode, ranges, rule, budget)
@@ -42,7 +44,8 @@ class Request:
     """One study as the page's controls describe it (hashable: the session's result cache key)."""
 
     spec: str
-    """What memory.datasets.load_dataset reads: a scenario path or ``locomo:PATH``."""
+    """What memory.datasets.load_dataset reads (a scenario path or ``locomo:PATH``), or ``upload:<key>`` for the
+    scenario uploaded in the sidebar."""
     digest: str
     """sha1 of the file's bytes, so an edited file is studied afresh."""
     unit: str
@@ -55,6 +58,8 @@ class Request:
     token_budget: int | None
     quick: bool
     """A shipped scenario: small enough to run without pressing the button."""
+    scenario: Scenario | None = field(default=None, compare=False, hash=False)
+    """The sidebar's uploaded scenario (``spec`` and ``digest`` identify it)."""
 
     @property
     def settings(self) -> int:
@@ -64,8 +69,12 @@ class Request:
 # --- cached work ------------------------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _dataset(spec: str, unit: str, digest: str) -> Dataset:
-    return load_dataset(spec, unit=unit)
+def _cached_dataset(spec: str, unit: str, digest: str, _scenario: Scenario | None) -> Dataset:
+    return scenario_dataset(_scenario) if _scenario is not None else load_dataset(spec, unit=unit)
+
+
+def _dataset(req: Request) -> Dataset:
+    return _cached_dataset(req.spec, req.unit, req.digest, req.scenario)
 
 
 @dataclass
@@ -92,7 +101,7 @@ def _rankings(req: Request, progress) -> Rankings:
     with cache.lock:
         found = cache.entries.get(key)
     if found is None:
-        found = rank(_dataset(req.spec, req.unit, req.digest), mode=req.mode, embedder=req.embedder,
+        found = rank(_dataset(req), mode=req.mode, embedder=req.embedder,
                      progress=progress)
         with cache.lock:
             cache.entries[key] = found
@@ -103,7 +112,7 @@ def _rankings(req: Request, progress) -> Rankings:
 
 def _run(req: Request) -> StudyResult:
     """Rank (or reuse the cached ranking) and sweep, with one progress bar over both, as run_study counts it."""
-    data = _dataset(req.spec, req.unit, req.digest)
+    data = _dataset(req)
     ranked_total = len(data.memories) + len(data.questions)
     total = ranked_total + req.settings
     bar = st.progress(0.0, text=t("study.progress", done=0, total=total))
@@ -143,24 +152,40 @@ def _settled(req: Request, *, run: bool, hint: str) -> StudyResult | None:
 
 # --- controls ---------------------------------------------------------------------------------------------
 
-def _pick_dataset(current: state.Settings) -> tuple[str, bool] | None:
-    """(load_dataset spec, is a shipped scenario), or None with a message."""
+@dataclass(frozen=True)
+class _Picked:
+    spec: str
+    quick: bool
+    scenario: Scenario | None = None
+    digest: str | None = None
+
+
+def _pick_dataset(current: state.Settings) -> _Picked | None:
+    """What to study: a shipped scenario, the sidebar's uploaded scenario, the LoCoMo sample or a LoCoMo file;
+    None with a message when a path is still missing."""
     shipped = shipped_scenarios()
-    options = [*shipped, *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), CUSTOM]
-    default = current.scenario_key if current.scenario_key in shipped else state.DEFAULT_SCENARIO
+    uploaded = current.scenario_key.startswith(state.UPLOAD_PREFIX)
+    options = [*shipped, *([UPLOADED] if uploaded else []), *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), CUSTOM]
+    default = current.scenario_key if current.scenario_key in shipped else (
+        UPLOADED if uploaded else state.DEFAULT_SCENARIO)
     choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",
-                          index=options.index(default) if default in options else 0, help=t("study.dataset_help"))
+                          index=options.index(default) if default in options else 0, help=t("study.dataset_help"),
+                          format_func=lambda o: t("study.uploaded", name=current.scenario.name) if o == UPLOADED else o)
     if not LOCOMO_SAMPLE.is_file():
         st.info(t("study.no_sample", path=str(LOCOMO_SAMPLE)))
     if choice in shipped:
-        return str(shipped[choice]), True
+        return _Picked(str(shipped[choice]), quick=True)
+    if choice == UPLOADED:
+        key = current.scenario_key
+        return _Picked(UPLOAD_PREFIX + key, quick=False, scenario=current.scenario,
+                       digest=key[len(state.UPLOAD_PREFIX):])
     if choice == SAMPLE:
-        return LOCOMO_PREFIX + str(LOCOMO_SAMPLE), False
+        return _Picked(LOCOMO_PREFIX + str(LOCOMO_SAMPLE), quick=False)
     path = st.text_input(t("study.path"), key=f"{PAGE}.path", placeholder=t("study.path_placeholder"))
     if not path.strip():
         st.info(t("study.path_empty"))
         return None
-    return LOCOMO_PREFIX + str(Path(path.strip()).expanduser()), False
+    return _Picked(LOCOMO_PREFIX + str(Path(path.strip()).expanduser()), quick=False)
 
 
 def _request(current: state.Settings, config) -> Request | None:
@@ -168,10 +193,11 @@ def _request(current: state.Settings, config) -> Request | None:
     picked = _pick_dataset(current)
     if picked is None:
         return None
-    spec, quick = picked
+    spec, quick = picked.spec, picked.quick
+    turns_only = not spec.startswith(LOCOMO_PREFIX)
     c1, c2, c3 = st.columns(3)
     mode = c1.selectbox(t("study.mode"), MODES, key="mode", bind="query-params", help=t("study.mode_help"))
-    unit = c2.radio(t("study.unit"), ("turns", "facts"), key=f"{PAGE}.unit", horizontal=True, disabled=quick,
+    unit = c2.radio(t("study.unit"), ("turns", "facts"), key=f"{PAGE}.unit", horizontal=True, disabled=turns_only,
                     help=t("study.unit_help"))
     c3.caption(t("study.embedder", embedder=current.embedder))
     r1, r2, r3 = st.columns(3)
@@ -192,9 +218,11 @@ def _request(current: state.Settings, config) -> Request | None:
         st.warning(t("study.bad_options", error=exc))
         return None
     return Request(
-        spec=spec, digest=_digest(spec), unit="turns" if quick else unit, mode=mode, embedder=current.embedder,
+        spec=spec, digest=picked.digest or _digest(spec), unit="turns" if turns_only else unit, mode=mode,
+        embedder=current.embedder,
         thresholds=parse_range(thresholds, name="threshold"), top_ks=parse_range(top_ks, name="top_k", integer=True),
         decay_rates=parse_range(decays, name="decay_rate"), rule=rule, token_budget=token_budget, quick=quick,
+        scenario=picked.scenario,
     )
 
 
@@ -322,7 +350,7 @@ def main() -> None:
     if req is None:
         return
     try:
-        data = _dataset(req.spec, req.unit, req.digest)
+        data = _dataset(req)
     except MemoryLabError as exc:
         st.error(t("study.data_error", error=exc))
         return

@@ -7,6 +7,7 @@ Fixtures and helpers come from tests/test_app.py.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -131,6 +132,39 @@ def test_minilm_study_and_comparison(minilm):
     at.selectbox(key="study.other").set_value("hybrid").run()
     row = run_study(WORKSHOP, mode="hybrid", embedder=minilm).recommended.row
     assert frame_with(at, "configuration").set_index("configuration").loc["hybrid", "f1"] == f"{row.f1:.3f}"
+
+
+def test_scenario_uploaded_in_the_sidebar_can_be_studied(tmp_path, monkeypatch):
+    """The sidebar's upload is offered (and preselected) on the study page; it runs on the button, like run_study
+    on the same file."""
+    messages = [
+        ("a1", "The project budget is 300,000 dollars.", []), ("a2", "Lunch at the cafe was nice.", ["noise"]),
+        ("a3", "The launch date moved to May 4.", []), ("a4", "I prefer tea over coffee.", []),
+        ("a5", "The weather was grey all week.", ["noise"]), ("a6", "The budget review is on Friday.", []),
+    ]
+    data = json.dumps({"name": "mini-study", "language": "en", "messages": [
+        {"id": i, "tenant_id": "t1", "user_id": "u1", "content": text, "timestamp": f"2026-01-0{n + 1}T00:00:00Z",
+         "labels": labels} for n, (i, text, labels) in enumerate(messages)
+    ], "queries": [
+        {"id": "q1", "tenant_id": "t1", "user_id": "u1", "query": "what is the project budget",
+         "relevant": ["a1", "a6"]},
+        {"id": "q2", "tenant_id": "t1", "user_id": "u1", "query": "when is the launch", "relevant": ["a3"]},
+        {"id": "q3", "tenant_id": "t1", "user_id": "u1", "query": "what does the user like to drink",
+         "relevant": ["a4"]},
+    ]})
+    (tmp_path / "mini.json").write_text(data)
+    at = open_app(embedder="lexical")
+    at.sidebar.file_uploader[0].set_value(("mini.json", data.encode(), "application/json")).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.selectbox(key="dataset").value == "uploaded-scenario"
+    assert "uploaded scenario: mini-study" in at.selectbox(key="dataset").format_func("uploaded-scenario")
+    calls = _count_rank(monkeypatch)
+    assert "Run study" in texts(at.info) and calls == [], "an upload waits for the button"
+    assert int(metric(at, "Questions")) == 3
+    at.button(key="study.run").click().run()
+    assert not at.exception and calls == ["dense"]
+    assert _shown_point(at) == _point(run_study(str(tmp_path / "mini.json"), mode="dense", embedder="lexical"))
 
 
 def test_locomo_sample_runs_on_the_button(monkeypatch):
