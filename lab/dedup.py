@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from memory import MemoryConfig, MemoryRecord, Message
-from memory.dedup import ERROR_KINDS, PairItem, PairReport, decide_pairs, error_kind, pair_similarities
+from memory.dedup import (
+    ERROR_KINDS, PairItem, PairReport, PairResult, decide_pairs, error_kind, pair_similarities,
+)
 from memory.embedders import Embedder
 from memory.schema import iso, parse_time
 
@@ -42,7 +44,13 @@ def wrong(report: PairReport, rule: str) -> int:
     return sum(report.errors(rule).values())
 
 
-def decision_frame(report: PairReport) -> pd.DataFrame:
+def reason_in(item: PairResult | Mapping, lang: str) -> str:
+    """A decision's reason in the lab's language (English when no translation was logged, as in older logs)."""
+    get = item.get if isinstance(item, Mapping) else lambda name, default=None: getattr(item, name, default)
+    return (get("reason_zh") or get("reason")) if lang == "zh" else get("reason")
+
+
+def decision_frame(report: PairReport, lang: str = "en") -> pd.DataFrame:
     """One row per pair: similarity, label, both decisions and, where a rule is wrong, what kind of wrong."""
     rows = []
     for r in report.results:
@@ -50,7 +58,7 @@ def decision_frame(report: PairReport) -> pd.DataFrame:
             "id": r.id, "similarity": r.similarity, "expected": r.expected or "",
             "plain_rule": r.plain_rule, "plain_error": _error(r.expected, r.plain_rule),
             "governed": r.decision, "governed_error": _error(r.expected, r.decision),
-            "reason": r.reason, "existing": r.existing, "incoming": r.incoming,
+            "reason": reason_in(r, lang), "existing": r.existing, "incoming": r.incoming,
         })
     return pd.DataFrame(rows, columns=["id", "similarity", "expected", "plain_rule", "plain_error", "governed",
                                        "governed_error", "reason", "existing", "incoming"])
@@ -142,11 +150,11 @@ def chat_messages(language: str) -> list[Message]:
             for i, text in enumerate(texts)]
 
 
-def log_frame(entries: Sequence[Mapping]) -> pd.DataFrame:
+def log_frame(entries: Sequence[Mapping], lang: str = "en") -> pd.DataFrame:
     """The write path's decision log (``LogEntry.to_dict()`` / ``Ingestor.decisions`` rows), one row per fact."""
     return pd.DataFrame([{
         "message": e["message_id"], "fact": e["fact"], "decision": e["decision"], "plain_rule": e["plain_rule"],
-        "similarity": e["similarity"], "candidate": (e["candidate"] or {}).get("text", ""), "reason": e["reason"],
+        "similarity": e["similarity"], "candidate": (e["candidate"] or {}).get("text", ""), "reason": reason_in(e, lang),
     } for e in entries], columns=["message", "fact", "decision", "plain_rule", "similarity", "candidate", "reason"])
 
 

@@ -62,7 +62,9 @@ class Decision:
     decision: str
     """The governed decision: duplicate, update, coexist or new."""
     reason: str
-    """Why, in a sentence a person can read."""
+    """Why, in a sentence a person can read (English)."""
+    reason_zh: str = ""
+    """The same reason in Chinese (the lab's other language)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +74,7 @@ class Decision:
             "plain_rule": self.plain_rule,
             "decision": self.decision,
             "reason": self.reason,
+            "reason_zh": self.reason_zh,
         }
 
 
@@ -93,98 +96,137 @@ def adjudicate(
     """
     cfg = config or MemoryConfig()
     if not candidates:
-        return Decision(fact, None, None, "new", "new", "Nothing comparable is stored for this user and category.")
+        return Decision(fact, None, None, "new", "new", "Nothing comparable is stored for this user and category.",
+                        "这个用户在这一类别下没有可比较的已存事实。")
     top_ref, top_sim = candidates[0]
-    best: tuple[int, float, CandidateRef, str, str] | None = None
+    best: tuple[int, float, CandidateRef, str, Reasons] | None = None
     for ref, sim in candidates:
-        verdict, reason = judge(ref.text, fact, sim, config=cfg)
+        verdict, reasons = judge_reasons(ref.text, fact, sim, config=cfg)
         key = (PRIORITY[verdict], -sim)
         if best is None or key < (best[0], -best[1]):
-            best = (PRIORITY[verdict], sim, ref, verdict, reason)
+            best = (PRIORITY[verdict], sim, ref, verdict, reasons)
     assert best is not None
-    _, sim, ref, verdict, reason = best
+    _, sim, ref, verdict, reasons = best
     if verdict == "new":  # report against the nearest candidate
         ref, sim = top_ref, top_sim
-    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reason)
+    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reasons["en"], reasons["zh"])
+
+
+Reasons = dict[str, str]
+"""A decision's reason in each language of the lab: ``{"en": ..., "zh": ...}``."""
+REASON_LANGUAGES = ("en", "zh")
 
 
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
           ) -> tuple[str, str]:
-    """The governed decision for one (stored, incoming) pair and its reason."""
+    """The governed decision for one (stored, incoming) pair and its reason (English)."""
+    verdict, reasons = judge_reasons(existing, incoming, similarity, config=config)
+    return verdict, reasons["en"]
+
+
+def judge_reasons(existing: str | Reading, incoming: str | Reading, similarity: float, *,
+                  config: MemoryConfig | None = None) -> tuple[str, Reasons]:
+    """:func:`judge` with the reason in every language of :data:`REASON_LANGUAGES`."""
     cfg = config or MemoryConfig()
     old = existing if isinstance(existing, Reading) else read_statement(existing)
     new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
-    verdict, reason = _judge(old, new, similarity, cfg)
+    verdict, reasons = _judge(old, new, similarity, cfg)
     band = plain_rule(similarity, cfg)
     if band != verdict:
-        reason += f" (The plain rule, at similarity {similarity:.2f}, would say {band}.)"
-    return verdict, reason
+        reasons = {"en": reasons["en"] + f" (The plain rule, at similarity {similarity:.2f}, would say {band}.)",
+                   "zh": reasons["zh"] + f"（朴素规则在相似度 {similarity:.2f} 时会判为 {band}。）"}
+    return verdict, reasons
 
 
-def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[str, str]:
+def _r(en: str, zh: str) -> Reasons:
+    return {"en": en, "zh": zh}
+
+
+def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[str, Reasons]:
     same_attr = bool(old.attribute) and old.attribute == new.attribute and _subjects_match(old, new)
 
     # 1. qualifiers: facts that hold under different contexts do not replace each other
     if old.context != new.context:
         if old.context and new.context:
+            pair = f"{_show_ctx(old)} vs {_show_ctx(new)}"
             if same_attr or _related(old, new):
-                return "coexist", (f"Both hold, each in its own context ({_show_ctx(old)} vs {_show_ctx(new)}); "
-                                   "both are kept with their context tags.")
-            return "new", (f"Different contexts ({_show_ctx(old)} vs {_show_ctx(new)}) and nothing else in common: "
-                           "an unrelated fact.")
+                return "coexist", _r(f"Both hold, each in its own context ({pair}); both are kept with their context tags.",
+                                     f"两条都成立，各有其语境（{pair}）；两条都保留，并带上语境标签。")
+            return "new", _r(f"Different contexts ({pair}) and nothing else in common: an unrelated fact.",
+                             f"语境不同（{pair}），也没有其他共同点：这是一条无关的事实。")
         if same_attr and not _values_equal(old.value, new.value) or (
                 not same_attr and not old.attribute and _substitution(old, new)):
             general, specific = (old, new) if new.context else (new, old)
-            return "coexist", (f"One fact is qualified ({_show_ctx(specific)}) and the other is general, so the "
-                               "qualified one refines rather than replaces it; both are kept.")
+            return "coexist", _r(f"One fact is qualified ({_show_ctx(specific)}) and the other is general, so the "
+                                 "qualified one refines rather than replaces it; both are kept.",
+                                 f"一条带限定语境（{_show_ctx(specific)}），另一条是一般情况：限定的那条是细化而不是取代；"
+                                 "两条都保留。")
 
     # 2. same subject and attribute: compare value and polarity
     if same_attr:
-        label = _show_attr(old.attribute)
+        label, label_zh = _show_attr(old.attribute), _show_attr(old.attribute, "zh")
         if old.negated != new.negated:
-            return "update", (f"Same {label}, but the new fact {'denies' if new.negated else 'affirms'} it "
-                              f"({_polarity(old)} -> {_polarity(new)}): the old fact no longer holds.")
+            flip = f"{_polarity(old)} -> {_polarity(new)}"
+            flip_zh = f"{_polarity(old, 'zh')} -> {_polarity(new, 'zh')}"
+            return "update", _r(f"Same {label}, but the new fact {'denies' if new.negated else 'affirms'} it "
+                                f"({flip}): the old fact no longer holds.",
+                                f"同一{label_zh}，但新事实{'否定' if new.negated else '肯定'}了它（{flip_zh}）：旧事实不再成立。")
         if _values_equal(old.value, new.value):
-            return "duplicate", (f"Same {label} with the same value ({_show(new.value)}): a restatement, so the stored "
-                                 "fact is reinforced and no new vector is written.")
+            return "duplicate", _r(f"Same {label} with the same value ({_show(new.value)}): a restatement, so the "
+                                   "stored fact is reinforced and no new vector is written.",
+                                   f"同一{label_zh}、同一取值（{_show(new.value)}）：是复述，强化已存事实，不写入新向量。")
         if old.single_valued or new.changed:
-            return "update", (f"Same {label} with a new value ({_show(old.value)} -> {_show(new.value)}): "
-                              "the old fact is retired and superseded by the new one.")
-        return "new", (f"{label.capitalize()} can hold several values ({_show(old.value)}, {_show(new.value)}); "
-                       "the new one is added beside the old.")
+            change = f"{_show(old.value)} -> {_show(new.value)}"
+            return "update", _r(f"Same {label} with a new value ({change}): the old fact is retired and superseded "
+                                "by the new one.",
+                                f"同一{label_zh}有了新取值（{change}）：旧事实被停用，由新事实取代。")
+        values = f"{_show(old.value)}, {_show(new.value)}"
+        return "new", _r(f"{label[:1].upper() + label[1:]} can hold several values ({values}); the new one is added "
+                         "beside the old.",
+                         f"{label_zh}可以有多个取值（{values}）；新的与旧的并存。")
 
     # 3. something stopped, or restarted
     if new.ceased and _mentions(old, new.value) and not old.ceased:
-        return "update", f"The new fact says '{_show(new.value)}' ended, which the stored fact describes as current."
+        return "update", _r(f"The new fact says '{_show(new.value)}' ended, which the stored fact describes as current.",
+                            f"新事实说“{_show(new.value)}”已经结束，而已存事实把它描述为现状。")
     if old.ceased and _mentions(new, old.value) and not new.ceased:
-        return "update", f"The stored fact says '{_show(old.value)}' ended; the new fact says it holds again."
+        return "update", _r(f"The stored fact says '{_show(old.value)}' ended; the new fact says it holds again.",
+                            f"已存事实说“{_show(old.value)}”已经结束；新事实说它又成立了。")
 
     # 4. same frame with a word flipped or a value swapped, where no attribute was read
     if old.negated != new.negated and _same_content(old, new):
-        return "update", "The same statement with its polarity flipped: the old fact no longer holds."
+        return "update", _r("The same statement with its polarity flipped: the old fact no longer holds.",
+                            "同一陈述，肯定与否定翻转：旧事实不再成立。")
     subst = None if old.attribute and new.attribute else _substitution(old, new)
     if subst:
         a, b = subst
         if old.single_valued and new.single_valued or new.changed:
-            return "update", (f"The same statement with one value swapped ('{_show(a)}' -> '{_show(b)}'): "
-                              "the old fact is retired and superseded.")
+            return "update", _r(f"The same statement with one value swapped ('{_show(a)}' -> '{_show(b)}'): "
+                                "the old fact is retired and superseded.",
+                                f"同一陈述，换了一个取值（“{_show(a)}” -> “{_show(b)}”）：旧事实被停用并被取代。")
 
     # 5. restatement in other words
     overlap = _overlap(old, new)
     conflict = _value_conflict(old, new)
     if _specific(old) and _specific(new) and old.attribute != new.attribute:
         if not conflict and overlap >= 0.6 and sim >= cfg.duplicate_band:
-            return "duplicate", "Different wording of the same content, and the vectors agree."
-        return "new", (f"Different attributes ({_show_attr(old.attribute)} vs {_show_attr(new.attribute)}): "
-                       "an independent fact.")
+            return "duplicate", _r("Different wording of the same content, and the vectors agree.",
+                                   "同一内容的不同说法，向量也一致。")
+        pair, pair_zh = (f"{_show_attr(old.attribute)} vs {_show_attr(new.attribute)}",
+                         f"{_show_attr(old.attribute, 'zh')} vs {_show_attr(new.attribute, 'zh')}")
+        return "new", _r(f"Different attributes ({pair}): an independent fact.",
+                         f"属性不同（{pair_zh}）：一条独立的事实。")
     if not conflict and old.negated == new.negated and old.context == new.context:
         if overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and overlap >= 0.3):
-            return "duplicate", (f"A restatement: {overlap:.0%} of the content words are shared and no value differs; "
-                                 "the stored fact is reinforced.")
+            return "duplicate", _r(f"A restatement: {overlap:.0%} of the content words are shared and no value "
+                                   "differs; the stored fact is reinforced.",
+                                   f"复述：{overlap:.0%} 的内容词相同，没有取值不同；强化已存事实。")
     if conflict:
-        return "new", ("The values differ but no shared attribute was found, so nothing is retired: "
-                       "the fact is stored beside the old one.")
-    return "new", "No shared attribute, value or wording: an independent fact."
+        return "new", _r("The values differ but no shared attribute was found, so nothing is retired: "
+                         "the fact is stored beside the old one.",
+                         "取值不同，但没有找到共同属性，因此不停用任何事实：新事实与旧事实并存。")
+    return "new", _r("No shared attribute, value or wording: an independent fact.",
+                     "没有共同的属性、取值或措辞：一条独立的事实。")
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -288,20 +330,28 @@ def _show(value: str) -> str:
     return re.sub(r"\b([ntd])(\d+)\b", one, value) if value else "(none)"
 
 
-def _show_attr(attribute: str) -> str:
+_KIND_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}
+
+
+def _show_attr(attribute: str, lang: str = "en") -> str:
     kind, _, rest = attribute.partition(":")
+    zh = lang == "zh"
     if kind == "verb":
-        return f"'{rest}' statement"
+        return f"“{rest}”陈述" if zh else f"'{rest}' statement"
     if kind in ("prop", "device", "habit", "count", "name"):
-        return f"{kind} of {rest}" if kind != "prop" else rest
+        if kind == "prop":
+            return f"属性“{rest}”" if zh else rest
+        return f"“{rest}”的{_KIND_ZH[kind]}" if zh else f"{kind} of {rest}"
     if kind == "prefer":
-        return "preference between " + " and ".join(rest.split("|"))
-    return attribute
+        options = rest.split("|")
+        return "与".join(f"“{o}”" for o in options) + "之间的偏好" if zh else "preference between " + " and ".join(options)
+    return f"属性“{attribute}”" if zh else attribute
 
 
 def _show_ctx(r: Reading) -> str:
     return f"'{r.context}'"
 
 
-def _polarity(r: Reading) -> str:
-    return ("not " if r.negated else "") + _show(r.value or r.attribute)
+def _polarity(r: Reading, lang: str = "en") -> str:
+    negation = ("非" if lang == "zh" else "not ") if r.negated else ""
+    return negation + _show(r.value or r.attribute)

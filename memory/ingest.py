@@ -428,6 +428,6 @@ def _with(ids: list[str], new_id: str) -> list[str]:
 def _entry_from_log(d: dict[str, Any]) -> LogEntry:
     cand = d.get("candidate")
     decision = Decision(d["fact"], CandidateRef(cand["id"], cand["text"]) if cand else None, d.get("similarity"),
-                        d["plain_rule"], d["decision"], d["reason"])
+                        d["plain_rule"], d["decision"], d["reason"], d.get("reason_zh", ""))
     return LogEntry(d["tenant_id"], d["user_id"], d["message_id"], d["memory_id"], d["category"], d["context"],
                     decision, d["at"], d.get("superseded", ""))

@@ -92,7 +92,7 @@ def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
     cols[0].metric(t("dedup.m_similarity"), f"{result.similarity:.3f}")
     cols[1].metric(t("dedup.m_plain"), result.plain_rule)
     cols[2].metric(t("dedup.m_governed"), result.decision)
-    (st.warning if result.plain_rule != result.decision else st.success)(result.reason)
+    (st.warning if result.plain_rule != result.decision else st.success)(dedup.reason_in(result, language()))
 
 
 # --- a pair set ------------------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     pairs = _parse(data, source)
     sims = _similarities(digest, current.embedder, pairs)
     report = dedup.decide(pairs, sims, config, source=source, embedder=current.embedder)
-    frame = dedup.decision_frame(report)
+    frame = dedup.decision_frame(report, language())
     fit = dedup.best_bands(sims, [p.expected for p in pairs])
     _render_metrics(report, fit)
     st.plotly_chart(figures.similarity_axis(
@@ -199,7 +199,7 @@ def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
     with right:
         st.dataframe(chain, hide_index=True)
     with st.expander(t("dedup.log")):
-        st.dataframe(dedup.log_frame(entries), hide_index=True, column_config={"similarity": NUMBER})
+        st.dataframe(dedup.log_frame(entries, language()), hide_index=True, column_config={"similarity": NUMBER})
 
 
 def _digest(data: bytes) -> str:

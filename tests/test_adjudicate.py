@@ -1,9 +1,16 @@
 """The plain two-band rule vs the governed adjudicator, with real MiniLM similarities."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from memory import MemoryConfig
-from memory.adjudicate import CandidateRef, adjudicate, judge, plain_rule
+from memory.adjudicate import CandidateRef, adjudicate, judge, judge_reasons, plain_rule
+from memory.dedup import load_pairs
+
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _sim(minilm, a, b):
@@ -80,10 +87,32 @@ def test_adjudicate_keeps_the_strongest_relation_and_logs_everything():
     d = adjudicate("The user lives in Shanghai now.", cands)
     assert (d.decision, d.candidate.id, d.similarity, d.plain_rule) == ("update", "m2", 0.35, "new")
     assert d.reason.rstrip(")").endswith(".") and "hangzhou -> shanghai" in d.reason
-    assert set(d.to_dict()) == {"fact", "candidate", "similarity", "plain_rule", "decision", "reason"}
+    assert set(d.to_dict()) == {"fact", "candidate", "similarity", "plain_rule", "decision", "reason", "reason_zh"}
+    assert "hangzhou -> shanghai" in d.reason_zh and "旧事实" in d.reason_zh
 
     none = adjudicate("The user lives in Shanghai.", [])
     assert (none.decision, none.plain_rule, none.candidate, none.similarity) == ("new", "new", None, None)
 
     unrelated = adjudicate("The user works as a nurse.", cands)
     assert unrelated.decision == "new" and unrelated.candidate.id == "m1"  # reported against the nearest
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH_TEMPLATE_WORDS = re.compile(r"\b(?:fact|facts|stored|context|statement|value|attribute|plain rule)\b")
+
+
+@pytest.mark.parametrize("pairs", ["fixtures/dedup_pairs_en.json", "fixtures/dedup_pairs_zh.json"])
+def test_every_reason_reads_in_both_languages(pairs):
+    """The lab shows reasons in its language: every branch the shipped pairs reach has an English and a Chinese
+    sentence (the same values quoted in both), at similarities in each band."""
+    seen = set()
+    for p in load_pairs(ROOT / pairs):
+        for sim in (0.5, 0.85, 0.95):
+            verdict, reasons = judge_reasons(p.existing, p.incoming, sim)
+            assert judge(p.existing, p.incoming, sim) == (verdict, reasons["en"])
+            assert set(reasons) == {"en", "zh"}
+            assert CJK.search(reasons["zh"]) and not ENGLISH_TEMPLATE_WORDS.search(reasons["zh"]), reasons
+            if pairs.endswith("_en.json"):
+                assert not CJK.search(reasons["en"]), reasons
+            seen.add(reasons["en"].split("(")[0][:25])
+    assert len(seen) >= 6, seen
