@@ -63,7 +63,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "fill_on": heap._state
 
 
 def run_once(mode: str, messages: int) -> dict:
-    env = os.environ | {"PYTHONPATH": str(ROOT)} | (PROCESS_ENV if mode == "env" else {})
+    inherited = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}  # each mode sets its own
+    env = inherited | {"PYTHONPATH": str(ROOT)} | (PROCESS_ENV if mode == "env" else {})
     out = subprocess.run([sys.executable, "-c", CHILD, mode, str(messages)], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

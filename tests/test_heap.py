@@ -48,9 +48,15 @@ HEAP = (2_000, 65_536, 1_000_000)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc behaviour")
 
 
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment without GLIBC_TUNABLES (CI sets it for the whole suite), plus ``extra``."""
+    base = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+    return base | {"PYTHONPATH": str(ROOT)} | (extra or {})
+
+
 def probe(mode: str, sizes, env: dict[str, str] | None = None) -> dict:
     out = subprocess.run([sys.executable, "-c", PROBE, mode, *map(str, sizes)], cwd=ROOT, check=True,
-                         capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)} | (env or {}))
+                         capture_output=True, text=True, env=clean_env(env))
     result = json.loads(out.stdout)
     return result | {"stale": {int(k): v for k, v in result["stale"].items()}}
 
@@ -79,6 +85,6 @@ def test_an_embedded_store_turns_the_fill_on(tmp_path):
             "chroma_client(StoreLocation(data_dir=__import__('pathlib').Path(sys.argv[1]))); "
             "print(json.dumps([before, heap._state]))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, check=True, capture_output=True,
-                         text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
+                         text=True, env=clean_env())
     before, after = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == {} and after == {"on": True}
