@@ -39,7 +39,7 @@ from .errors import ErasedError, InputError
 from .extract import Fact, extract_facts
 from .journal import Plan
 from .schema import MemoryRecord, Message, validate_identifier, validate_text
-from .store import scope_where, similarity_from_distance
+from .store import in_scope, scope_where, similarity_from_distance
 
 if TYPE_CHECKING:
     from .manager import MemoryManager
@@ -377,14 +377,17 @@ class Ingestor:
             where = scope_where(tenant_id, user_id, scope="active", now=now)
             vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
             if len(idx) >= GET_ALL_AT:
-                res = store.collection.get(where=where, include=["metadatas", "embeddings"])
-                if not res["ids"]:
+                res = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"),
+                                           include=["metadatas", "embeddings"])
+                keep = [j for j, meta in enumerate(res["metadatas"]) if in_scope(meta, scope="active", now=now)]
+                if not keep:
                     continue
-                records = store._join(res["ids"], res["metadatas"])
-                sims = vecs @ np.asarray(res["embeddings"], dtype=np.float32).T
+                ids = [res["ids"][j] for j in keep]
+                records = store._join(ids, [res["metadatas"][j] for j in keep])
+                sims = vecs @ np.asarray(res["embeddings"], dtype=np.float32)[keep].T
                 for row, i in enumerate(idx):
                     top = np.argsort(-sims[row], kind="stable")[:k]
-                    out[i] = [(records[res["ids"][j]], float(sims[row, j])) for j in top if res["ids"][j] in records]
+                    out[i] = [(records[ids[j]], float(sims[row, j])) for j in top if ids[j] in records]
                 continue
             res = store.collection.query(query_embeddings=vecs, n_results=k, include=["distances"], where=where)
             ids = sorted({mid for row in res["ids"] for mid in row})

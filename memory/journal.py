@@ -17,12 +17,12 @@ is skipped by its "ingested" mark, so nothing is stored twice.
 from __future__ import annotations
 
 import base64
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .schema import MemoryRecord, Message
+from .schema import MemoryRecord, Message, field_values
 
 
 @dataclass
@@ -61,11 +61,11 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         vecs = np.zeros((0, 0), dtype=np.float32) if self.vectors is None else np.asarray(self.vectors, np.float32)
         return {
-            "add": [asdict(r) for r in self.add],
+            "add": [field_values(r) for r in self.add],
             "vectors": base64.b64encode(vecs.tobytes()).decode("ascii"),
             "dim": int(vecs.shape[1]) if vecs.ndim == 2 and len(vecs) else 0,
-            "update": [asdict(r) for r in self.update],
-            "window": [{**asdict(m), "labels": list(m.labels)} for m in self.window],
+            "update": [field_values(r) for r in self.update],
+            "window": [field_values(m) for m in self.window],
             "decisions": [list(d) for d in self.decisions],
             "ingested": [list(i) for i in self.ingested],
         }

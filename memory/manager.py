@@ -14,7 +14,6 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -25,7 +24,8 @@ from .embedders import Embedder, make_embedder
 from .journal import Plan
 from .recall import Candidates, govern
 from .schema import (
-    Context, EraseReport, Hit, MemoryRecord, Message, RecallResult, parse_time, validate_identifier, validate_text,
+    Context, EraseReport, Hit, MemoryRecord, Message, RecallResult, field_values, parse_time, validate_identifier,
+    validate_text,
 )
 from .store import MemoryStore, Scope, StoreLocation
 from .summary import Compressor, extractive_compressor
@@ -164,8 +164,7 @@ class MemoryManager:
         self.store.update(plan.update)
         texts = self.store.texts
         with texts.transaction():
-            for m in plan.window:
-                self._push_window(m)
+            self._push_windows(plan.window)
             if plan.decisions:
                 texts.add_decisions(plan.decisions)
             texts.mark_ingested(plan.ingested)
@@ -188,17 +187,22 @@ class MemoryManager:
             role=m.role, message_id=m.id, source_message_ids=[m.id],
         )
 
-    def _push_window(self, m: Message) -> None:
-        data = asdict(m)
-        data["labels"] = list(m.labels)
-        overflow = self.store.texts.push_window(m.tenant_id, m.user_id, data, keep=self.config.window_size)
-        if overflow:
-            text, sources = self.store.texts.summary(m.tenant_id, m.user_id)
-            for item in overflow:
-                expired = _message_from(item)
-                text = self.compressor(text, expired, max_chars=self.config.summary_max_chars)
-                sources.append(expired.id)
-            self.store.texts.set_summary(m.tenant_id, m.user_id, text, sources)
+    def _push_windows(self, messages: Sequence[Message]) -> None:
+        """Push messages into their owners' windows (one write per owner); what falls out goes into the summary."""
+        by_owner: dict[tuple[str, str], list[Message]] = {}
+        for m in messages:
+            by_owner.setdefault((m.tenant_id, m.user_id), []).append(m)
+        texts = self.store.texts
+        for (tenant_id, user_id), mine in by_owner.items():
+            overflow = texts.push_window(tenant_id, user_id, [field_values(m) for m in mine],
+                                         keep=self.config.window_size)
+            if overflow:
+                text, sources = texts.summary(tenant_id, user_id)
+                for item in overflow:
+                    expired = _message_from(item)
+                    text = self.compressor(text, expired, max_chars=self.config.summary_max_chars)
+                    sources.append(expired.id)
+                texts.set_summary(tenant_id, user_id, text, sources)
 
     # --- the three tracks ----------------------------------------------------
     def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:

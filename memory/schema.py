@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -82,6 +82,13 @@ def iso(ts: float) -> str:
     if ts >= FOREVER:
         return "9999-12-31T23:59:59Z"
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+
+def field_values(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, one level deep (lists copied, nothing deep-copied): ``asdict`` for the
+    flat records the write path serialises thousands of times per batch."""
+    return {f.name: (list(v) if isinstance(v := getattr(obj, f.name), (list, tuple)) else v) for f in fields(obj)}
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,27 @@ def scope_where(tenant_id: str, user_id: str, *, scope: Scope, now: float | None
     return {"$and": clauses}
 
 
+def in_scope(meta: dict[str, Any], *, scope: Scope, now: float | None = None) -> bool:
+    """The lifecycle part of :func:`scope_where`, on one record's metadata.
+
+    For a read that fetches an owner's records whole (isolation still inside the Chroma ``where``):
+    Chroma evaluates an owner-only filter about three times faster than the owner plus the lifecycle
+    clauses, and with nothing truncated the result is the same (tests/test_store_scope.py).
+    """
+    if scope in ("active", "inactive"):
+        if now is None:
+            raise ValueError(f"scope {scope!r} needs the current time")
+        if meta["archived"]:
+            return False
+        live = not meta["is_deprecated"] and meta["valid_until"] > float(now)
+        return live if scope == "active" else not live
+    if scope == "hot":
+        return not meta["archived"]
+    if scope != "all":
+        raise ValueError(f"unknown scope {scope!r}")
+    return True
+
+
 @dataclass(frozen=True)
 class StoreLocation:
     """Where the store lives: in memory, in a data folder, or on a Chroma server (+ a local text folder)."""

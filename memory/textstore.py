@@ -146,18 +146,22 @@ class TextStore:
         )
         return [json.loads(r[0]) for r in rows]
 
-    def push_window(self, tenant_id: str, user_id: str, message: dict[str, Any], *, keep: int) -> list[dict[str, Any]]:
-        """Append a message; pop and return the oldest ones beyond ``keep``, atomically."""
+    def push_window(self, tenant_id: str, user_id: str, messages: list[dict[str, Any]], *, keep: int
+                    ) -> list[dict[str, Any]]:
+        """Append messages in order; pop and return the oldest ones beyond ``keep`` (the same ones, in the same
+        order, as pushing them one by one would), atomically."""
         with self.transaction():
             current = self.window(tenant_id, user_id)
             seq = self._rows(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
                 (tenant_id, user_id),
             )[0][0]
-            current.append(message)
+            current += messages
             overflow = current[: max(len(current) - keep, 0)]
             statements = [
-                ("INSERT INTO window VALUES (?, ?, ?, ?)", (tenant_id, user_id, seq, json.dumps(message, ensure_ascii=False)))
+                ("INSERT INTO window VALUES (?, ?, ?, ?)",
+                 (tenant_id, user_id, seq + i, json.dumps(message, ensure_ascii=False)))
+                for i, message in enumerate(messages)
             ]
             if overflow:
                 statements.append((
