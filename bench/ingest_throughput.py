@@ -16,7 +16,7 @@ overhead (ms/fact), so the ratio on an idle machine can be estimated as
 encode_time / (encode_time + overhead_time) whatever the load was during the run.
 Writes bench/results/ingest_throughput.json and .md.
 
-Run: python -m bench.ingest_throughput [--n 10000] [--quick] [--slice 2500]
+Run: python -m bench.ingest_throughput [--n 10000] [--quick] [--slice 2500] [--overhead-only]
 """
 
 from __future__ import annotations
@@ -100,16 +100,31 @@ def ingest_seconds(ingestor: Ingestor, messages: list[Message], out: list) -> fl
     return time.perf_counter() - start
 
 
+def _bare_ingestor(n: int, batch_size: int) -> Ingestor:
+    """The write path with a zero-cost embedder, into a fresh in-memory store: its own overhead."""
+    return Ingestor(MemoryManager(MemoryConfig(), embedder=SyntheticEmbedder(), location=StoreLocation(),
+                                  workspace=f"bench-ingest-bare-{n}"), batch_size=batch_size)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.ingest_throughput", description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=10_000, help="chat turns (one fact each); default 10000")
     p.add_argument("--quick", action="store_true", help="1000 turns")
     p.add_argument("--slice", type=int, default=2500, help="turns per slice (and per ingest batch)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--overhead-only", action="store_true",
+                   help="only the zero-cost-embedder pass: print the write path's own ms/fact (no model, no files)")
     a = p.parse_args(argv)
     n = 1000 if a.quick else a.n
     if n < 1 or a.slice < 1:
         p.error("--n and --slice must be >= 1")
+    if a.overhead_only:
+        slices = [turns(n, a.seed)[i : i + a.slice] for i in range(0, n, a.slice)]
+        entries: list = []
+        seconds = sum(ingest_seconds(_bare_ingestor(n, a.slice), part, entries) for part in slices)
+        print(f"write-path overhead: {seconds / len(entries) * 1000:.2f} ms/fact over {len(entries):,} facts "
+              f"(slices of {a.slice:,}); decisions {dict(sorted(Counter(e.decision.decision for e in entries).items()))}")
+        return 0
 
     embedder = make_embedder("minilm")
     model, batch = embedder._model, embedder.batch_size
@@ -131,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             encode_s += encode_seconds(model, part_texts, batch)
             ingest_s += ingest_seconds(ingestor, part, entries)
 
-    bare = Ingestor(MemoryManager(MemoryConfig(), embedder=SyntheticEmbedder(), location=StoreLocation(),
-                                  workspace=f"bench-ingest-bare-{n}"), batch_size=a.slice)
+    bare = _bare_ingestor(n, a.slice)
     overhead_entries: list = []
     overhead_s = sum(ingest_seconds(bare, part, overhead_entries) for part in slices)
 
