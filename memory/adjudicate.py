@@ -28,6 +28,8 @@ Verdict = Literal["duplicate", "update", "coexist", "new"]
 VERDICTS: tuple[str, ...] = ("duplicate", "update", "coexist", "new")
 PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
 """When a fact meets several candidates, the strongest relation wins (a duplicate over an update, ...)."""
+Reasons = dict[str, str]
+"""A decision's reason in the lab's two languages: ``{"en": ..., "zh": ...}``."""
 
 PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
 PARAPHRASE_OVERLAP = 0.5
@@ -112,11 +114,6 @@ def adjudicate(
     return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reasons["en"], reasons["zh"])
 
 
-Reasons = dict[str, str]
-"""A decision's reason in each language of the lab: ``{"en": ..., "zh": ...}``."""
-REASON_LANGUAGES = ("en", "zh")
-
-
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
           ) -> tuple[str, str]:
     """The governed decision for one (stored, incoming) pair and its reason (English)."""
@@ -126,7 +123,7 @@ def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *
 
 def judge_reasons(existing: str | Reading, incoming: str | Reading, similarity: float, *,
                   config: MemoryConfig | None = None) -> tuple[str, Reasons]:
-    """:func:`judge` with the reason in every language of :data:`REASON_LANGUAGES`."""
+    """:func:`judge` with the reason in English and Chinese (:data:`Reasons`)."""
     cfg = config or MemoryConfig()
     old = existing if isinstance(existing, Reading) else read_statement(existing)
     new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
@@ -181,7 +178,7 @@ def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[s
                                 "by the new one.",
                                 f"同一{label_zh}有了新取值（{change}）：旧事实被停用，由新事实取代。")
         values = f"{_show(old.value)}, {_show(new.value)}"
-        return "new", _r(f"{label[:1].upper() + label[1:]} can hold several values ({values}); the new one is added "
+        return "new", _r(f"{label.capitalize()} can hold several values ({values}); the new one is added "
                          "beside the old.",
                          f"{label_zh}可以有多个取值（{values}）；新的与旧的并存。")
 

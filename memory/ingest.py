@@ -374,9 +374,8 @@ class Ingestor:
         store, k = self.manager.store, self.candidates * OVERFETCH
         for (tenant_id, user_id), idx in groups.items():
             now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
-            where = scope_where(tenant_id, user_id, scope="active", now=now)
             vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
-            if len(idx) >= GET_ALL_AT:
+            if len(idx) >= GET_ALL_AT:  # the owner's records whole (owner-only where), lifecycle applied here
                 res = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"),
                                            include=["metadatas", "embeddings"])
                 keep = [j for j, meta in enumerate(res["metadatas"]) if in_scope(meta, scope="active", now=now)]
@@ -389,7 +388,8 @@ class Ingestor:
                     top = np.argsort(-sims[row], kind="stable")[:k]
                     out[i] = [(records[ids[j]], float(sims[row, j])) for j in top if ids[j] in records]
                 continue
-            res = store.collection.query(query_embeddings=vecs, n_results=k, include=["distances"], where=where)
+            res = store.collection.query(query_embeddings=vecs, n_results=k, include=["distances"],
+                                         where=scope_where(tenant_id, user_id, scope="active", now=now))
             ids = sorted({mid for row in res["ids"] for mid in row})
             records = store.get(ids, tenant_id=tenant_id, user_id=user_id) if ids else {}
             for i, row_ids, row_d in zip(idx, res["ids"], res["distances"]):

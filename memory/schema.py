@@ -84,7 +84,6 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-
 def field_values(obj: Any) -> dict[str, Any]:
     """A dataclass's fields as a dict, one level deep (lists copied, nothing deep-copied): ``asdict`` for the
     flat records the write path serialises thousands of times per batch."""
