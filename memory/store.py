@@ -73,8 +73,9 @@ def in_scope(meta: dict[str, Any], *, scope: Scope, now: float | None = None) ->
     """The lifecycle part of :func:`scope_where`, on one record's metadata.
 
     For a read that fetches an owner's records whole (isolation still inside the Chroma ``where``):
-    Chroma evaluates an owner-only filter about three times faster than the owner plus the lifecycle
-    clauses, and with nothing truncated the result is the same (tests/test_store_scope.py).
+    Chroma evaluates an owner-only filter faster than the owner plus the lifecycle clauses (the
+    write path's overhead, docs/write-path.md), and with nothing truncated the result is the same
+    (tests/test_store_scope.py).
     """
     if scope in ("active", "inactive"):
         if now is None:
