@@ -11,7 +11,7 @@ Typical use::
 from .config import MemoryConfig
 from .embedders import Embedder, LexicalEmbedder, SentenceTransformerEmbedder, make_embedder
 from .errors import (
-    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError,
+    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError, WriteError,
 )
 from .ingest import Ingestor
 from .manager import MemoryManager

@@ -1,17 +1,24 @@
 """erase_user across every path, then a verification that re-queries each path.
 
-Paths: the recent window, the summary, the long-term vectors (Chroma), the
-long-term text (TextStore), the write path's decision log, the cold archive,
-recall (querying with the user's own texts),
-the query-embedding cache and, for a store on disk, the bytes of every file in
-the data folder (the user's texts searched as canaries).
+Paths: the recent window, the summary, the long-term records (TextStore) and the owner's vector
+collection (Chroma; on an embedded store also Chroma's own rows and index folders), the write path's
+decision log, ingestion marks, pending write plans in the journal, the owner registry, recall
+(querying with the user's own texts), the query-embedding cache and, with ``disk_scan``, the bytes of
+every file in the data folder (the user's texts, vector ids and vectors searched as canaries).
+
+Everything but the disk scan costs what the user owns: the user's rows are found by an indexed owner
+key and the user's collection is dropped whole. The disk scan reads the whole data folder; it is the
+independent check that the targeted ones did not miss a copy (on by default; off for large stores, see
+docs/scale.md).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .chroma_files import rows_with_ids
+from .journal import Plan
 from .schema import EraseReport, PathCheck, validate_identifier
 
 if TYPE_CHECKING:
@@ -20,72 +27,133 @@ if TYPE_CHECKING:
 MIN_CANARY_BYTES = 6
 """Shorter texts are not searched for on disk: they would match unrelated bytes."""
 MAX_RECALL_PROBES = 25
+MAX_VECTOR_PROBES = 200
+"""Vectors whose bytes the disk scan looks for (each is 4 x dim bytes: no false match)."""
 
 
-def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system") -> EraseReport:
-    """Erase one (tenant, user) everywhere and report what each path holds afterwards."""
+def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system",
+               disk_scan: bool = True) -> EraseReport:
+    """Erase one (tenant, user) everywhere and report what each path holds afterwards.
+
+    The caller (:meth:`MemoryManager.erase_user`) holds the manager's write lock and has raised the
+    owner's erase epoch, so no write of this owner accepted before the erasure lands after it.
+    """
     validate_identifier(tenant_id, "tenant_id")
     validate_identifier(user_id, "user_id")
     store, texts = manager.store, manager.store.texts
-    canaries = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
-    others_before = store.count() - store.count(tenant_id, user_id)
+    owner = (tenant_id, user_id)
+    evidence = _Evidence.collect(manager, tenant_id, user_id)
 
-    with manager._lock:
-        removed = {"long_term_vectors": store.delete_owner(tenant_id, user_id)}
-        removed.update(texts.erase_owner(tenant_id, user_id))
-        removed["cache"] = manager.clear_caches()
+    removed: dict[str, int] = {"long_term_vectors": store.delete_owner(tenant_id, user_id)}
+    counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
+    others_before, others_after = counts.pop("others_before"), counts.pop("others_after")
+    removed.update(counts)
+    removed["cache"] = manager.clear_caches()
     texts.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
 
-    paths = verify_erased(manager, tenant_id=tenant_id, user_id=user_id, canaries=canaries)
-    others_after = store.count()
+    paths = verify_erased(manager, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
     return EraseReport(
         tenant_id=tenant_id, user_id=user_id, removed=removed, paths=paths,
         others_before=others_before, others_after=others_after,
     )
 
 
+class _Evidence:
+    """What the user had, read before the erasure: the canaries the verification looks for."""
+
+    def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str], vectors: list[bytes]) -> None:
+        self.texts = texts
+        self.collection = collection
+        self.vector_ids = vector_ids
+        self.vectors = vectors
+
+    @classmethod
+    def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "_Evidence":
+        store = manager.store
+        found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
+        ids, blobs = store.texts.vectors(tenant_id, user_id)
+        return cls(found, store.texts.collection_of(tenant_id, user_id), store.texts.vector_ids(tenant_id, user_id),
+                   [b for b in blobs[:MAX_VECTOR_PROBES] if b])
+
+
 def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
-    """Every text of one user on any track (used as canaries by the verification)."""
+    """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
+    texts = manager.store.texts
     found = [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
     found += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
-    return sorted(set(found))
+    summary = manager.summary(tenant_id=tenant_id, user_id=user_id)
+    found += [summary] if summary else []
+    for entry in texts.decisions(tenant_id, user_id):  # the fact and the stored fact it was judged against
+        found += [entry.get("fact") or "", (entry.get("candidate") or {}).get("text") or ""]
+    for _, plan in texts.journal_pending():
+        found += _plan_texts(Plan.from_json(plan), (tenant_id, user_id))
+    return sorted({t for t in found if t})
 
 
-def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, canaries: list[str]) -> list[PathCheck]:
+def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: _Evidence,
+                  disk_scan: bool = True) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
+    rows = store.texts.count_owner_rows(tenant_id, user_id)
     checks = [
-        PathCheck("recent_window", len(manager.recent(tenant_id=tenant_id, user_id=user_id))),
-        PathCheck("summary", 1 if manager.summary(tenant_id=tenant_id, user_id=user_id) else 0),
-        PathCheck("long_term_vectors", store.count(tenant_id, user_id), "Chroma get with the user's where"),
-        PathCheck("long_term_text", store.texts.count_texts(tenant_id, user_id), "TextStore rows of the user"),
-        PathCheck("decision_log", store.texts.count_decisions(tenant_id, user_id), "write-path decisions of the user"),
-        PathCheck("archive", _archived(store, tenant_id, user_id), "archived (cold) vectors of the user"),
+        PathCheck("recent_window", rows["window"]),
+        PathCheck("summary", rows["summaries"]),
+        PathCheck("long_term_text", rows["texts"], "TextStore records of the user"),
+        PathCheck("decision_log", rows["decisions"], "write-path decisions of the user"),
+        PathCheck("ingested_marks", rows["ingested"], "write-path commit marks of the user"),
+        PathCheck("owner_registry", rows["owners"], "the user's collection entry"),
+        PathCheck("journal", _journal_mentions(manager, (tenant_id, user_id)), "pending write plans with the user's data"),
+        PathCheck("long_term_vectors", _collection_left(store, evidence.collection),
+                  "the user's Chroma collection (1 if it still exists)"),
     ]
+    if store.chroma_dir is not None:
+        checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids),
+                                f"rows of Chroma's database with one of the user's {len(evidence.vector_ids)} vector ids"))
     recalled = 0
-    for text in canaries[:MAX_RECALL_PROBES]:
+    for text in evidence.texts[:MAX_RECALL_PROBES]:
         vec = manager.embedder.embed([text])[0]
         recalled += len(store.query(vec, tenant_id=tenant_id, user_id=user_id, n=5, scope="all"))
-    checks.append(PathCheck("recall", recalled, f"{min(len(canaries), MAX_RECALL_PROBES)} probe queries"))
-    cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in canaries)]
+    checks.append(PathCheck("recall", recalled, f"{min(len(evidence.texts), MAX_RECALL_PROBES)} probe queries"))
+    cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in evidence.texts)]
     checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
-    if manager.data_dir is not None:
-        shared = _shared_with_others(manager, canaries, erased=(tenant_id, user_id))
-        probes = [c for c in canaries if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
-        hits = scan_for_bytes(manager.data_dir, probes)
-        detail = f"{len(probes)} texts searched in every file under {manager.data_dir}"
-        if hits:
-            detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
-        checks.append(PathCheck("disk", len(hits), detail))
+    if disk_scan and manager.data_dir is not None:
+        checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id)))
     return checks
 
 
-def _archived(store, tenant_id: str, user_id: str) -> int:
-    """Archived vectors of the user, counted from Chroma's metadata (so a vector whose text is gone still counts)."""
-    from .store import scope_where
+def _disk_check(manager: "MemoryManager", evidence: _Evidence, *, erased: tuple[str, str]) -> PathCheck:
+    shared = _shared_with_others(manager, evidence.texts, erased=erased)
+    probes = [c for c in evidence.texts if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
+    needles: list[bytes] = [p.encode("utf-8") for p in probes] + [v.encode("ascii") for v in evidence.vector_ids]
+    needles += evidence.vectors
+    hits = scan_for_bytes(manager.data_dir, needles)
+    detail = (f"{len(probes)} texts, {len(evidence.vector_ids)} vector ids and {len(evidence.vectors)} vectors "
+              f"searched in every file under {manager.data_dir}")
+    if hits:
+        detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
+    return PathCheck("disk", len(hits), detail)
 
-    metas = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=["metadatas"])["metadatas"]
-    return sum(1 for m in metas if m.get("archived"))
+
+def _collection_left(store: Any, name: str | None) -> int:
+    return 1 if name is not None and store.collection_exists(name) else 0
+
+
+def _journal_mentions(manager: "MemoryManager", owner: tuple[str, str]) -> int:
+    return sum(1 for _, plan in manager.store.texts.journal_pending() if owner in Plan.from_json(plan).owners())
+
+
+def _scrub(plan: dict[str, Any], owner: tuple[str, str]) -> dict[str, Any] | None:
+    """A journaled plan without the owner's part (None when nothing else is left in it)."""
+    parsed = Plan.from_json(plan)
+    if owner not in parsed.owners():
+        return plan
+    rest = parsed.without({owner})
+    return rest.to_json() if rest.owners() else None
+
+
+def _plan_texts(plan: Plan, owner: tuple[str, str]) -> list[str]:
+    mine = [r.content for r in plan.add + plan.update if (r.tenant_id, r.user_id) == owner]
+    return mine + [m.content for m in plan.window if (m.tenant_id, m.user_id) == owner]
 
 
 def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
@@ -103,9 +171,10 @@ def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased
     return {c for c in canaries if c in blob}
 
 
-def scan_for_bytes(folder: Path, needles: list[str]) -> list[tuple[Path, str]]:
-    """(file, needle) for every needle whose UTF-8 bytes occur in a file under ``folder``."""
-    encoded = [(n, n.encode("utf-8")) for n in needles]
+def scan_for_bytes(folder: Path, needles: list[str] | list[bytes]) -> list[tuple[Path, str]]:
+    """(file, needle) for every needle (text as UTF-8, or raw bytes) that occurs in a file under ``folder``."""
+    encoded = [(n if isinstance(n, str) else f"<{len(n)} bytes>", n.encode("utf-8") if isinstance(n, str) else n)
+               for n in needles]
     hits: list[tuple[Path, str]] = []
     if not encoded or not Path(folder).exists():
         return hits
@@ -116,5 +185,5 @@ def scan_for_bytes(folder: Path, needles: list[str]) -> list[tuple[Path, str]]:
             data = path.read_bytes()
         except OSError:  # removed while we looked (a workspace released meanwhile): nothing left to find
             continue
-        hits += [(path, n) for n, b in encoded if b in data]
+        hits += [(path, name) for name, b in encoded if b in data]
     return hits

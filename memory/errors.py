@@ -33,3 +33,7 @@ class EmbedderError(MemoryLabError, RuntimeError):
 
 class ErasedError(MemoryLabError):
     """The message's user was erased after the message was accepted and before it was stored; it was dropped."""
+
+
+class WriteError(MemoryLabError, RuntimeError):
+    """A write failed after retries and was rolled back: nothing of it is stored, nothing of it is pending."""

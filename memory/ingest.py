@@ -8,9 +8,9 @@ embeds or queries.
 
 Per fact:
 
-* candidates are the nearest stored facts of the same (tenant, user), inside the store
-  query (``scope_where`` with scope ``active``: not deprecated, not archived, not
-  expired), then kept to the fact's category and to facts (raw messages stored by
+* candidates are the nearest stored facts of the same (tenant, user), read from the
+  owner's own records (``MemoryStore.query_many`` with scope ``active``: not deprecated, not archived,
+  not expired), then kept to the fact's category and to facts (raw messages stored by
   ``MemoryManager.add`` are not facts); facts accepted earlier in the same batch are
   candidates too;
 * :func:`memory.adjudicate.adjudicate` decides; the decision is applied:
@@ -39,7 +39,6 @@ from .errors import ErasedError, InputError
 from .extract import Fact, extract_facts
 from .journal import Plan
 from .schema import MemoryRecord, Message, validate_identifier, validate_text
-from .store import in_scope, scope_where, similarity_from_distance
 
 if TYPE_CHECKING:
     from .manager import MemoryManager
@@ -51,8 +50,6 @@ CANDIDATES = 5
 """Stored facts of the same category a new fact is judged against."""
 OVERFETCH = 4
 """The store query asks for CANDIDATES * OVERFETCH neighbours before keeping the fact's category."""
-GET_ALL_AT = 8
-"""From this many facts of one owner in a batch, read the owner's active facts once instead of one knn per fact."""
 
 
 def fact_id_for(message: Message, fact: Fact) -> str:
@@ -361,12 +358,8 @@ class Ingestor:
         )
 
     def _stored_candidates(self, pending: list[_Pending]) -> list[list[tuple[MemoryRecord, float]]]:
-        """Nearest active stored facts of each fact's owner, with the owner's filter inside every store read.
-
-        Per owner and batch: one knn query for all its facts when they are few; when they are many
-        (GET_ALL_AT or more), one read of the owner's active facts and a matrix product, which costs
-        the store one filter evaluation instead of one per fact.
-        """
+        """Nearest active stored facts of each fact's owner: one read of that owner's records per batch
+        (:meth:`MemoryStore.query_many`), never anyone else's."""
         out: list[list[tuple[MemoryRecord, float]]] = [[] for _ in pending]
         groups: dict[tuple[str, str], list[int]] = {}
         for i, p in enumerate(pending):
@@ -375,25 +368,9 @@ class Ingestor:
         for (tenant_id, user_id), idx in groups.items():
             now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
             vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
-            if len(idx) >= GET_ALL_AT:  # the owner's records whole (owner-only where), lifecycle applied here
-                res = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"),
-                                           include=["metadatas", "embeddings"])
-                keep = [j for j, meta in enumerate(res["metadatas"]) if in_scope(meta, scope="active", now=now)]
-                if not keep:
-                    continue
-                ids = [res["ids"][j] for j in keep]
-                records = store._join(ids, [res["metadatas"][j] for j in keep])
-                sims = vecs @ np.asarray(res["embeddings"], dtype=np.float32)[keep].T
-                for row, i in enumerate(idx):
-                    top = np.argsort(-sims[row], kind="stable")[:k]
-                    out[i] = [(records[ids[j]], float(sims[row, j])) for j in top if ids[j] in records]
-                continue
-            res = store.collection.query(query_embeddings=vecs, n_results=k, include=["distances"],
-                                         where=scope_where(tenant_id, user_id, scope="active", now=now))
-            ids = sorted({mid for row in res["ids"] for mid in row})
-            records = store.get(ids, tenant_id=tenant_id, user_id=user_id) if ids else {}
-            for i, row_ids, row_d in zip(idx, res["ids"], res["distances"]):
-                out[i] = [(records[m], similarity_from_distance(d)) for m, d in zip(row_ids, row_d) if m in records]
+            found = store.query_many(vecs, tenant_id=tenant_id, user_id=user_id, n=k, scope="active", now=now)
+            for i, pairs in zip(idx, found):
+                out[i] = pairs
         return out
 
 

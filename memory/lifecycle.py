@@ -94,13 +94,13 @@ def forget(
         raise InputError(f"days must be a number >= 0, got {days!r}")
     rate = manager.config.decay_rate if decay_rate is None else decay_rate
     now = manager.clock() if as_of is None else parse_time(as_of, "as_of")
-    records = manager.store.records(tenant_id, user_id, scope="hot")
-    cold = [r for r in records if now - cold_since(r, decay_rate=rate, floor=floor) >= days * DAY]
-    if cold:
-        with manager._lock:
+    with manager.writing():  # read and write under the write lock: an erasure is never undone by this pass
+        records = manager.store.records(tenant_id, user_id, scope="hot")
+        cold = [r for r in records if now - cold_since(r, decay_rate=rate, floor=floor) >= days * DAY]
+        if cold:
             manager.store.update([replace(r, archived=True) for r in cold])
-        manager.store.texts.audit("forget", tenant_id, user_id, actor="lifecycle",
-                                  detail={"archived": len(cold), "floor": floor, "days": days})
+            manager.store.texts.audit("forget", tenant_id, user_id, actor="lifecycle",
+                                      detail={"archived": len(cold), "floor": floor, "days": days})
     return ForgetReport(tenant_id, user_id, now, floor, days, len(records), [r.memory_id for r in cold])
 
 
@@ -108,9 +108,10 @@ def set_valid_until(
     manager: "MemoryManager", memory_id: str, *, tenant_id: str, user_id: str, valid_until: float | str
 ) -> MemoryRecord:
     """Give a fact an expiry time; from then on governed recall no longer returns it."""
-    record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)
-    updated = replace(record, valid_until=parse_time(valid_until, "valid_until"))
-    with manager._lock:
+    until = parse_time(valid_until, "valid_until")
+    with manager.writing():  # read and write under the write lock (a concurrent erasure wins: KeyError)
+        record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)
+        updated = replace(record, valid_until=until)
         manager.store.update([updated])
     return updated
 

@@ -14,12 +14,14 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .config import MemoryConfig
+from .errors import WriteError
 from .embedders import Embedder, make_embedder
 from .journal import Plan
 from .recall import Candidates, govern
@@ -35,6 +37,8 @@ Progress = Callable[[int, int], None]
 """progress(done, total), called as work advances (for progress bars)."""
 
 _QUERY_CACHE_SIZE = 256
+RETRIES = 3
+"""How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
 
 def memory_id_for(message: Message) -> str:
@@ -137,6 +141,16 @@ class MemoryManager:
             seen.add(key)
         return fresh
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the manager's write lock: writes, lifecycle passes and erasures inside run one at a time.
+
+        For code that reads records and writes them back (the lifecycle, the write path's adjudication):
+        an erasure cannot fall between the read and the write.
+        """
+        with self._lock:
+            yield
+
     def epochs(self, owners: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """Erase counters of some owners: capture them when work is accepted, pass them to :meth:`apply`."""
         with self._lock:
@@ -156,19 +170,39 @@ class MemoryManager:
             if not (plan.add or plan.update or plan.window or plan.decisions or plan.ingested):
                 return plan
             seq = self.store.texts.journal_put(plan.to_json())
-            self._apply_journaled(seq, plan)
+            try:
+                self._apply_journaled(seq, plan)
+            except Exception as exc:
+                self._roll_back(seq, plan)
+                raise WriteError(f"write of {len(plan.ingested)} message(s) failed and was rolled back: "
+                                 f"{type(exc).__name__}: {exc}") from exc
             return plan
 
     def _apply_journaled(self, seq: int, plan: Plan) -> None:
-        self.store.add(plan.add, plan.vectors)
-        self.store.update(plan.update)
+        """Apply a journaled plan: vectors (idempotent upserts), then every SQLite change and the journal's
+        deletion in one transaction. Each half is retried (a locked file, a busy server) before it fails."""
+        _retry(lambda: self.store.add_vectors(plan.add, plan.vectors))
+        _retry(lambda: self._commit(seq, plan))
+
+    def _commit(self, seq: int, plan: Plan) -> None:
         texts = self.store.texts
         with texts.transaction():
+            self.store.put_records(plan.add, plan.vectors)
+            self.store.update(plan.update)
             self._push_windows(plan.window)
             if plan.decisions:
                 texts.add_decisions(plan.decisions)
             texts.mark_ingested(plan.ingested)
             texts.journal_done(seq)
+
+    def _roll_back(self, seq: int, plan: Plan) -> None:
+        """Undo a plan whose apply failed: nothing of it was committed on the SQLite side (one transaction),
+        so remove the vectors it may have upserted and its journal row, which holds its text."""
+        try:
+            self.store.remove_vectors(plan.add)
+        except Exception:  # noqa: BLE001 - the vector store is what failed; its orphans are invisible to reads
+            pass
+        self.store.texts.journal_done(seq)
 
     def recover(self) -> int:
         """Roll forward every write plan a crash left in the journal; returns how many."""
@@ -322,14 +356,19 @@ class MemoryManager:
         )
 
     # --- erase --------------------------------------------------------------
-    def erase_user(self, *, tenant_id: str, user_id: str, actor: str = "system") -> EraseReport:
-        """Remove the user from every path (window, summary, long-term, caches, disk) and verify each."""
+    def erase_user(self, *, tenant_id: str, user_id: str, actor: str = "system", disk_scan: bool = True) -> EraseReport:
+        """Remove the user from every path (window, summary, long-term, journal, caches, disk) and verify each.
+
+        ``disk_scan`` also searches every file of the data folder for the user's texts, vector ids and
+        vectors: an independent check whose cost is the folder's size (everything else costs what the
+        user owns).
+        """
         from .erase import erase_user
 
         with self._lock:
             _check_owner(tenant_id, user_id)
             self._epochs[(tenant_id, user_id)] = self._epochs.get((tenant_id, user_id), 0) + 1
-            return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
+            return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor, disk_scan=disk_scan)
 
     def clear_caches(self) -> int:
         """Drop every cached query embedding; returns how many were dropped."""
@@ -348,6 +387,18 @@ class MemoryManager:
 
     def _now(self, as_of: float | str | None) -> float:
         return self.clock() if as_of is None else parse_time(as_of, "as_of")
+
+
+def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 0.05) -> None:
+    """Run ``step``; on an error, run it again (it must be idempotent) up to ``attempts`` times in all."""
+    for attempt in range(attempts):
+        try:
+            step()
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(pause * (2**attempt))
 
 
 def format_context(summary: str, recent: Sequence[Message], memories: Sequence[Hit]) -> str:

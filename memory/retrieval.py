@@ -45,7 +45,7 @@ from .errors import InputError
 from .manager import MemoryManager
 from .recall import Candidates
 from .schema import MemoryRecord, validate_text
-from .store import StoreLocation, scope_where, similarity_from_distance
+from .store import StoreLocation, similarity_from_distance
 
 Mode = Literal["dense", "lexical", "hybrid"]
 MODES: tuple[str, ...] = ("dense", "lexical", "hybrid")
@@ -183,12 +183,11 @@ def _by_owner(questions) -> dict[tuple[str, str], list[DataQuestion]]:
 class _Pools:
     """Each owner's records, read once from the store, and every question's cosine over all of them.
 
-    The dense query asks the owner's whole pool with only ``distances`` included and one
-    Chroma call per owner (all of that owner's question vectors at once): records are joined
-    from the once-read list instead of being re-read per question, which is what made
-    :meth:`MemoryManager.candidates` with a full pool cost ~0.2 s a question. Isolation
-    (:func:`store.scope_where`) and the distance conversion (:func:`store.similarity_from_distance`)
-    are the store's own; a test checks the pools equal ``MemoryManager.candidates``.
+    The dense scores are one matrix product per owner (all of that owner's question vectors against
+    the owner's vectors, read once with :meth:`MemoryStore.owner_vectors`): exact, so no candidate is
+    missed. Isolation (the owner's own records) and the distance conversion
+    (:func:`store.similarity_from_distance`) are the store's own; a test checks the pools equal
+    ``MemoryManager.candidates``.
     """
 
     def __init__(self, manager: MemoryManager) -> None:
@@ -205,7 +204,7 @@ class _Pools:
         return self._hot[owner]
 
     def active_ids(self, owner: tuple[str, str], as_of: float) -> frozenset[str]:
-        """Ids of the owner's recallable records at ``as_of`` (lifecycle filter inside the store query)."""
+        """Ids of the owner's recallable records at ``as_of``."""
         key = (*owner, as_of)
         if key not in self._active:
             records = self.manager.records(tenant_id=owner[0], user_id=owner[1], scope="active", as_of=as_of)
@@ -219,15 +218,14 @@ class _Pools:
             return [[] for _ in questions]
         for q in questions:
             validate_text(q.text, f"question {q.id!r}", max_chars=self.manager.config.max_message_chars)
-        vectors = self.manager.embedder.embed([q.text for q in questions])
-        res = self.manager.store.collection.query(
-            query_embeddings=np.asarray(vectors, dtype=np.float32), n_results=len(records),
-            where=scope_where(owner[0], owner[1], scope="hot"), include=["distances"],
-        )
-        pools = [
-            [(records[i], similarity_from_distance(d)) for i, d in zip(ids, dists) if i in records]
-            for ids, dists in zip(res["ids"], res["distances"])
-        ]
+        vectors = np.asarray(self.manager.embedder.embed([q.text for q in questions]), dtype=np.float32)
+        hot, matrix = self.manager.store.owner_vectors(owner[0], owner[1], scope="hot")
+        sims = vectors @ matrix.T
+        pools = []
+        for row in sims:
+            order = np.argsort(-row, kind="stable")
+            pools.append([(records[hot[j].memory_id], similarity_from_distance(1.0 - float(row[j])))
+                          for j in order if hot[j].memory_id in records])
         self.missing += sum(len(records) - len(p) for p in pools)
         return pools
 

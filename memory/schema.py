@@ -312,9 +312,11 @@ class EraseReport:
     """Items removed per path."""
     paths: list[PathCheck]
     others_before: int
-    """Long-term records of every other (tenant, user), before the erase."""
+    """Rows of every other (tenant, user) in the text store (records, windows, summaries, decisions, marks),
+    counted inside the erase's own transaction, before its deletes."""
     others_after: int
-    """The same count after: equal unless the erase touched someone else."""
+    """The same count after the deletes, in the same transaction: equal unless the erase touched someone
+    else (a concurrent writer cannot change it in between)."""
 
     @property
     def ok(self) -> bool:

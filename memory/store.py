@@ -1,26 +1,30 @@
-"""MemoryStore: the Chroma adapter (vectors + filterable metadata) joined with the TextStore (raw text).
+"""MemoryStore: the only code that touches Chroma; vectors in one collection per owner, joined with the
+TextStore (raw text, lifecycle metadata, a copy of each vector).
 
 * Embedded ``PersistentClient`` under a data folder by default, an in-memory
   client for tests, ``HttpClient`` when ``MEMORY_CHROMA_HOST``/``MEMORY_CHROMA_PORT``
   (or ``host``/``port``) are set.
 * Cosine space; :func:`similarity_from_distance` is the only place a distance
   becomes a similarity (higher is more similar).
-* :func:`scope_where` is the only place a read filter is built: every read is
-  scoped by (tenant_id, user_id) *inside* the Chroma query, never filtered after.
+* Isolation by (tenant_id, user_id) is physical: each owner's vectors are a collection of their own and each
+  owner's rows are read by an indexed owner key; no read is filtered after the fact by owner.
+  :func:`in_scope` is the one lifecycle predicate (active / inactive / hot / all).
+* Layout history and the migration from layout 1: memory/migrate.py.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
-import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from .chroma_files import prepare_folder, purge_collection
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
 from .schema import MemoryRecord, validate_identifier
@@ -30,6 +34,15 @@ HOST_ENV = "MEMORY_CHROMA_HOST"
 PORT_ENV = "MEMORY_CHROMA_PORT"
 DATA_DIR_ENV = "MEMORY_DATA_DIR"
 DEFAULT_DATA_DIR = Path(".memory-data")
+CACHE_ENV = "MEMORY_VECTOR_CACHE_MB"
+DEFAULT_CACHE_MB = 256
+"""Memory for owners' vectors kept for exact scans, per store (MEMORY_VECTOR_CACHE_MB overrides)."""
+EXACT_SCAN_MAX = 5_000
+"""Owners with at most this many records are ranked by an exact scan of their vectors; larger ones through
+HNSW. Measured (bench/recall_latency.py): the scan of 1,000 vectors is a fraction of a millisecond, where a
+Chroma query has a fixed cost of a few; the same rule as Qdrant's ``full_scan_threshold``."""
+LAYOUT = "2"
+"""The data folder layout: 1 = one collection per workspace with owner filters, 2 = one per owner."""
 
 Scope = Literal["active", "inactive", "hot", "all"]
 """active: recallable (not deprecated, not archived, not expired). inactive: deprecated or expired,
@@ -48,34 +61,11 @@ def similarity_from_distance(distance: float) -> float:
     return 1.0 - float(distance)
 
 
-def scope_where(tenant_id: str, user_id: str, *, scope: Scope, now: float | None = None) -> dict[str, Any]:
-    """The Chroma ``where`` of every read: isolation by (tenant_id, user_id) plus the lifecycle scope."""
-    clauses: list[dict[str, Any]] = [
-        {"tenant_id": {"$eq": validate_identifier(tenant_id, "tenant_id")}},
-        {"user_id": {"$eq": validate_identifier(user_id, "user_id")}},
-    ]
-    if scope in ("active", "inactive"):
-        if now is None:
-            raise ValueError(f"scope {scope!r} needs the current time")
-        clauses.append({"archived": {"$eq": False}})
-        if scope == "active":
-            clauses += [{"is_deprecated": {"$eq": False}}, {"valid_until": {"$gt": float(now)}}]
-        else:
-            clauses.append({"$or": [{"is_deprecated": {"$eq": True}}, {"valid_until": {"$lte": float(now)}}]})
-    elif scope == "hot":
-        clauses.append({"archived": {"$eq": False}})
-    elif scope != "all":
-        raise ValueError(f"unknown scope {scope!r}")
-    return {"$and": clauses}
-
-
 def in_scope(meta: dict[str, Any], *, scope: Scope, now: float | None = None) -> bool:
-    """The lifecycle part of :func:`scope_where`, on one record's metadata.
+    """Whether a record (its fields as a mapping) is in a lifecycle scope at ``now``.
 
-    For a read that fetches an owner's records whole (isolation still inside the Chroma ``where``):
-    Chroma evaluates an owner-only filter faster than the owner plus the lifecycle clauses (the
-    write path's overhead, docs/write-path.md), and with nothing truncated the result is the same
-    (tests/test_store_scope.py).
+    Every read applies it to the owner's own records, never to anyone else's: the owner is chosen first,
+    physically (the owner's collection, the owner's rows).
     """
     if scope in ("active", "inactive"):
         if now is None:
@@ -131,183 +121,431 @@ def chroma_client(location: StoreLocation):
                 _CLIENTS[key] = chromadb.HttpClient(host=location.host, port=location.port or 8000, settings=settings)
             elif location.data_dir is not None:
                 zero_fill_allocations()  # before Chroma allocates the index buffers it persists (memory/heap.py)
+                prepare_folder(location.data_dir / "chroma")  # auto_vacuum before Chroma's first open (chroma_files.py)
                 _CLIENTS[key] = chromadb.PersistentClient(path=str(location.data_dir / "chroma"), settings=settings)
             else:
                 _CLIENTS[key] = chromadb.EphemeralClient(settings=settings)
         return _CLIENTS[key]
 
 
-def collection_name(workspace: str, embedder_name: str) -> str:
-    """A valid Chroma collection name for a workspace and an embedder (vectors of two embedders never mix)."""
-    raw = f"mgl-{workspace}-{embedder_name}"
-    safe = re.sub(r"[^a-zA-Z0-9._-]", "-", raw)[:200].strip("-._")
-    return safe if len(safe) >= 3 else f"mgl-{safe}x"
+def workspace_key(workspace: str, embedder_name: str) -> str:
+    """The file name stem of a workspace's text store: a hash of (workspace, embedder), so two different
+    names never share a file (``团队一`` and ``团队二``, ``a/b`` and ``a:b``, long names differing at the end);
+    the file also records the names it belongs to (:meth:`TextStore.claim`)."""
+    digest = hashlib.sha256(f"{workspace}\x1f{embedder_name}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"ws-{digest[:40]}"
 
 
 class MemoryStore:
-    """Long-term memory records: vectors and metadata in Chroma, raw text in a TextStore."""
+    """Long-term memory records of one workspace: one Chroma collection per (tenant, user) for the vectors,
+    a TextStore for text, lifecycle metadata and a copy of each vector.
 
-    def __init__(self, *, location: StoreLocation, workspace: str, embedder_name: str, dim: int) -> None:
+    * Isolation is physical: an owner's vectors live in the owner's own collection (a random name the
+      TextStore registers), and every record read is an indexed SQLite read of that owner's rows. No read
+      takes a metadata filter, so a recall costs what the owner holds, not what the Chroma instance holds.
+    * Recall ranks an owner with at most ``exact_max`` records by an exact scan of the owner's vectors
+      (cached in memory per owner and version, bounded by ``cache_mb``), larger owners through the owner's
+      HNSW index in Chroma; the lifecycle (:func:`in_scope`) is applied to candidates in rank order, and the
+      search widens until ``n`` in-scope records are found or the owner has no more.
+    * Erasure drops the owner's collection; on an embedded store, with no byte left (memory/chroma_files.py).
+    """
+
+    def __init__(self, *, location: StoreLocation, workspace: str, embedder_name: str, dim: int,
+                 exact_max: int = EXACT_SCAN_MAX, cache_mb: float | None = None) -> None:
         self.location = location
         self.workspace = validate_identifier(workspace, "workspace")
+        self.embedder_name = embedder_name
+        self.dim = int(dim)
+        self.exact_max = int(exact_max)
         self.client = chroma_client(location)
-        self.collection = self.client.get_or_create_collection(
-            collection_name(workspace, embedder_name),
-            configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}},
-            metadata={"embedder": embedder_name, "dim": dim},
-            embedding_function=None,
-        )
-        text_path = None
-        if location.data_dir is not None:
-            text_path = location.data_dir / "text" / f"{collection_name(workspace, embedder_name)}.sqlite3"
+        self.key = workspace_key(workspace, embedder_name)
+        text_path = None if location.data_dir is None else location.data_dir / "text" / f"{self.key}.sqlite3"
         self.texts = TextStore(text_path)
-        self.dim = dim
+        self.texts.claim(workspace=workspace, embedder=embedder_name, dim=str(self.dim), layout=LAYOUT)
+        self._handles: dict[str, Any] = {}
+        self._cache = VectorCache(cache_mb if cache_mb is not None else _cache_mb_from_env())
         self._batch = max(1, min(int(self.client.get_max_batch_size()), 5000))
 
-    # --- writes -------------------------------------------------------------
-    def add(self, records: list[MemoryRecord], embeddings: np.ndarray | None) -> None:
-        """Store records (idempotent upserts); text first, so a vector never exists without its text."""
-        if not records:
-            return
-        vectors = np.asarray(embeddings, dtype=np.float32)
-        self.texts.put_texts([
-            (r.memory_id, r.tenant_id, r.user_id, r.content, {f: getattr(r, f) for f in _TEXT_FIELDS})
-            for r in records
-        ])
-        for start in range(0, len(records), self._batch):
-            chunk = records[start : start + self._batch]
-            self.collection.upsert(ids=[r.memory_id for r in chunk], embeddings=vectors[start : start + self._batch],
-                                   metadatas=[_to_meta(r) for r in chunk])
+    @property
+    def chroma_dir(self) -> Path | None:
+        """The embedded Chroma folder (None in memory and on a server)."""
+        if self.location.host or self.location.data_dir is None:
+            return None
+        return self.location.data_dir / "chroma"
 
-    def update(self, records: list[MemoryRecord]) -> None:
-        """Write back the metadata (and text fields) of existing records."""
+    # --- writes -------------------------------------------------------------
+    def add(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """Store records (idempotent upserts): vectors into the owners' collections, then text, metadata and
+        a vector copy in one TextStore transaction (a vector without its row is invisible to every read)."""
+        self.add_vectors(records, embeddings)
+        self.put_records(records, embeddings)
+
+    def add_vectors(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """The vector-store half of :meth:`add`: upsert each record's vector into its owner's collection."""
         if not records:
             return
-        self.texts.put_texts([
-            (r.memory_id, r.tenant_id, r.user_id, r.content, {f: getattr(r, f) for f in _TEXT_FIELDS})
-            for r in records
+        vectors = _matrix(embeddings, len(records))
+        for owner, idx in _by_owner(records).items():
+            name = self.texts.collection_of(*owner, create=True)
+            for start in range(0, len(idx), self._batch):
+                part = idx[start : start + self._batch]
+                self._upsert(name, [self.texts.vector_id(records[i].memory_id) for i in part], vectors[part])
+
+    def put_records(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """The TextStore half of :meth:`add` (joins the caller's TextStore transaction, if any)."""
+        if not records:
+            return
+        vectors = _matrix(embeddings, len(records))
+        with self.texts.transaction():
+            for owner in _by_owner(records):
+                self.texts.collection_of(*owner, create=True)
+            self.texts.put_records([
+                (r.memory_id, r.tenant_id, r.user_id, r.content, _extras(r), _to_meta(r), vectors[i].tobytes())
+                for i, r in enumerate(records)
+            ])
+
+    def remove_vectors(self, records: list[MemoryRecord]) -> None:
+        """Delete these records' vectors from their owners' collections (the rollback of :meth:`add_vectors`)."""
+        for owner, idx in _by_owner(records).items():
+            name = self.texts.collection_of(*owner)
+            handle = self._handle(name, create=False) if name else None
+            if handle is not None:
+                handle.delete(ids=[self.texts.vector_id(records[i].memory_id) for i in idx])
+
+    def update(self, records: list[MemoryRecord]) -> int:
+        """Write back the metadata (and text fields) of existing records; a record that is gone (erased)
+        is not written back. Returns how many were updated."""
+        if not records:
+            return 0
+        return self.texts.update_records([
+            (r.memory_id, r.tenant_id, r.user_id, r.content, _extras(r), _to_meta(r)) for r in records
         ])
-        for start in range(0, len(records), self._batch):
-            chunk = records[start : start + self._batch]
-            self.collection.update(ids=[r.memory_id for r in chunk], metadatas=[_to_meta(r) for r in chunk])
+
+    def delete_owner(self, tenant_id: str, user_id: str) -> int:
+        """Delete the owner's collection (on an embedded store, with no byte left); the caller erases the
+        TextStore rows. Returns how many vectors it held."""
+        _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        self._cache.pop((tenant_id, user_id))
+        if name is None:
+            return 0
+        self._handles.pop(name, None)
+        return self._delete_collection(name)
 
     def drop(self) -> None:
-        """Delete this workspace entirely: its Chroma collection and its text file (best effort, never raises)."""
+        """Delete this workspace entirely: every owner's collection and the text file (best effort, never raises)."""
         try:
-            self.client.delete_collection(self.collection.name)
-        except Exception:  # noqa: BLE001 - already gone, or the server is down: nothing more to do
-            pass
+            names = [name for _, _, name in self.texts.collections()]
+        except Exception:  # noqa: BLE001 - the text file is already closed or gone
+            names = []
+        for name in names:
+            try:
+                self._delete_collection(name)
+            except Exception:  # noqa: BLE001 - already gone, or the server is down: nothing more to do
+                pass
+        self._handles.clear()
+        self._cache.clear()
         path = self.texts.path
         self.texts.close()
         if path is not None:
             path.unlink(missing_ok=True)
 
-    def delete_owner(self, tenant_id: str, user_id: str) -> int:
-        """Delete every vector of one (tenant, user); the caller erases the text. Returns the count."""
-        ids = self.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=[])["ids"]
-        if ids:
-            self.collection.delete(ids=ids)
-        return len(ids)
-
     # --- reads --------------------------------------------------------------
     def query(
         self, embedding: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
     ) -> list[tuple[MemoryRecord, float]]:
-        """Nearest records of one (tenant, user) within a scope, as (record, similarity), most similar first."""
-        where = scope_where(tenant_id, user_id, scope=scope, now=now)
-        res = self.collection.query(
-            query_embeddings=np.asarray(embedding, dtype=np.float32).reshape(1, -1),
-            n_results=max(int(n), 1), where=where, include=["metadatas", "distances"],
-        )
-        ids, metas, dists = res["ids"][0], res["metadatas"][0], res["distances"][0]
-        records = self._join(ids, metas)
-        return [(records[i], similarity_from_distance(d)) for i, d in zip(ids, dists) if i in records]
+        """The ``n`` most similar records of one (tenant, user) within a scope, as (record, similarity)."""
+        return self.query_many(np.asarray(embedding, dtype=np.float32).reshape(1, -1), tenant_id=tenant_id,
+                               user_id=user_id, n=n, scope=scope, now=now)[0]
+
+    def query_many(
+        self, embeddings: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
+    ) -> list[list[tuple[MemoryRecord, float]]]:
+        """:meth:`query` for several query vectors of one owner at once (one read of the owner's vectors)."""
+        _check_owner(tenant_id, user_id)
+        in_scope(_PROBE, scope=scope, now=now)  # a bad scope or a missing time fails before any read
+        queries = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
+        n = max(int(n), 1)
+        owned = self._owner_matrix(tenant_id, user_id)
+        if owned is None:
+            return [self._ann(q, tenant_id, user_id, n, scope, now) for q in queries]
+        ids, matrix = owned
+        if not ids:
+            return [[] for _ in queries]
+        sims = queries @ matrix.T
+        return [self._take(ids, row, tenant_id, user_id, n, scope, now) for row in sims]
 
     def scan(
         self, embedding: np.ndarray, *, tenant_id: str, user_id: str, scope: Scope, now: float | None = None
     ) -> list[tuple[MemoryRecord, float]]:
-        """Every record of one (tenant, user) within a scope, scored exactly, most similar first.
+        """Every record of one (tenant, user) within a scope, scored exactly, most similar first (ties by id).
 
-        Reads the owner's vectors (same ``where`` as :meth:`query`) and scores them with numpy, so no
-        candidate is missed the way an approximate index can miss some; for pools covering all of a
-        user's memories (the lab, studies). Cosine distance is computed as Chroma does (1 - dot of
-        unit vectors) and converted by :func:`similarity_from_distance`, like every other score.
+        For pools covering all of a user's memories (the lab, studies): no approximate index, no cut.
         """
-        res = self.collection.get(where=scope_where(tenant_id, user_id, scope=scope, now=now),
-                                  include=["metadatas", "embeddings"])
-        if not res["ids"]:
+        records, matrix = self.owner_vectors(tenant_id, user_id, scope=scope, now=now)
+        if not records:
             return []
-        records = self._join(res["ids"], res["metadatas"])
-        vecs = np.asarray(res["embeddings"], dtype=np.float32)
-        distances = 1.0 - vecs @ np.asarray(embedding, dtype=np.float32).reshape(-1)
-        scored = [(records[i], similarity_from_distance(d)) for i, d in zip(res["ids"], distances) if i in records]
+        distances = 1.0 - matrix @ np.asarray(embedding, dtype=np.float32).reshape(-1)
+        scored = [(r, similarity_from_distance(d)) for r, d in zip(records, distances)]
         scored.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
         return scored
 
+    def owner_vectors(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None
+                      ) -> tuple[list[MemoryRecord], np.ndarray]:
+        """One owner's records within a scope and their vectors, row by row (for exact scoring by the caller)."""
+        _check_owner(tenant_id, user_id)
+        records = self.records(tenant_id, user_id, scope=scope, now=now)
+        vectors = self.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
+        records = [r for r in records if r.memory_id in vectors]
+        matrix = np.stack([vectors[r.memory_id] for r in records]) if records else np.zeros((0, self.dim), np.float32)
+        return records, matrix
+
     def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
         """Every record of one (tenant, user) within a scope, oldest first."""
-        res = self.collection.get(where=scope_where(tenant_id, user_id, scope=scope, now=now), include=["metadatas"])
-        joined = self._join(res["ids"], res["metadatas"])
-        return sorted(joined.values(), key=lambda r: (r.created_at, r.memory_id))
+        _check_owner(tenant_id, user_id)
+        found = [_record(tenant_id, user_id, *row) for row in self.texts.records(tenant_id, user_id)]
+        kept = [r for r in found if in_scope(r.__dict__, scope=scope, now=now)]
+        return sorted(kept, key=lambda r: (r.created_at, r.memory_id))
 
     def get(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, MemoryRecord]:
         """Some of one owner's records by id (ids of other owners are simply not found)."""
+        _check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
-        res = self.collection.get(
-            ids=list(memory_ids), where=scope_where(tenant_id, user_id, scope="all"), include=["metadatas"]
-        )
-        return self._join(res["ids"], res["metadatas"])
+        rows = self.texts.records(tenant_id, user_id, list(memory_ids))
+        return {row[0]: _record(tenant_id, user_id, *row) for row in rows}
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
-        """Stored vectors of some of one owner's records (the where keeps it within the owner)."""
+        """Stored vectors of some of one owner's records."""
+        _check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
-        res = self.collection.get(
-            ids=memory_ids, where=scope_where(tenant_id, user_id, scope="all"), include=["embeddings"]
-        )
-        return {i: np.asarray(e, dtype=np.float32) for i, e in zip(res["ids"], res["embeddings"])}
+        ids, blobs = self.texts.vectors(tenant_id, user_id, list(memory_ids))
+        return {i: np.frombuffer(b, dtype=np.float32) for i, b in zip(ids, blobs) if b is not None}
 
     def count(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
-        """Vectors in the store: all of them, or one (tenant, user)'s."""
+        """Records in the workspace: all of them, or one (tenant, user)'s."""
         if tenant_id is None:
-            return self.collection.count()
-        return len(self.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=[])["ids"])
+            return self.texts.count_texts()
+        _check_owner(tenant_id, user_id)
+        return self.texts.count_texts(tenant_id, user_id)
+
+    def vector_count(self, tenant_id: str, user_id: str) -> int:
+        """Vectors in the owner's Chroma collection (0 when it has none): what the vector store itself says."""
+        _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        handle = self._handle(name, create=False) if name else None
+        return handle.count() if handle is not None else 0
+
+    def collection_exists(self, name: str) -> bool:
+        """Whether Chroma still has a collection of this name (the erasure check)."""
+        try:
+            self.client.get_collection(name)
+        except Exception:  # noqa: BLE001 - NotFoundError and its relatives
+            return False
+        return True
 
     def owners(self) -> list[tuple[str, str]]:
         """Every (tenant_id, user_id) with records (an administrative listing, not a recall path)."""
-        res = self.collection.get(include=["metadatas"])
-        return sorted({(m["tenant_id"], m["user_id"]) for m in res["metadatas"]})
+        return self.texts.record_owners()
 
-    def _join(self, ids: list[str], metas: list[dict[str, Any]]) -> dict[str, MemoryRecord]:
-        texts = self.texts.get_texts(list(ids))
-        out: dict[str, MemoryRecord] = {}
-        for memory_id, meta in zip(ids, metas):
-            if memory_id not in texts:  # vector without text: invisible (it was being erased or never finished)
-                continue
-            tenant_id, user_id, content, extras = texts[memory_id]
-            if (tenant_id, user_id) != (meta["tenant_id"], meta["user_id"]):
-                raise MemoryLabError(f"store inconsistency: record {memory_id} has two owners")
-            out[memory_id] = _from_meta(memory_id, meta, content, extras)
-        return out
+    # --- internals ----------------------------------------------------------
+    def _owner_matrix(self, tenant_id: str, user_id: str) -> tuple[list[str], np.ndarray] | None:
+        """The owner's ids and vectors for an exact scan (cached by version); None when the owner has more
+        than ``exact_max`` records (ranked by the HNSW index instead)."""
+        version = self.texts.version(tenant_id, user_id)
+        if version is None:
+            return [], np.zeros((0, self.dim), np.float32)
+        key = (tenant_id, user_id)
+        hit = self._cache.get(key, version)
+        if hit is not None:
+            return hit.value
+        if self.texts.count_texts(tenant_id, user_id) > self.exact_max:
+            self._cache.put(key, version, None, 0)
+            return None
+        ids, blobs = self.texts.vectors(tenant_id, user_id)
+        keep = [i for i, b in enumerate(blobs) if b is not None]
+        matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32).reshape(-1, self.dim)
+        value = ([ids[i] for i in keep], matrix)
+        self._cache.put(key, version, value, matrix.nbytes)
+        return value
+
+    def _take(self, ids: list[str], sims: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope,
+              now: float | None) -> list[tuple[MemoryRecord, float]]:
+        """The best ``n`` in-scope records by exact similarity: records are read in rank order, a widening
+        chunk at a time, until ``n`` are in scope or none is left."""
+        order = np.argsort(-sims, kind="stable")
+        out: list[tuple[MemoryRecord, float]] = []
+        start, chunk = 0, 2 * n
+        while start < len(order) and len(out) < n:
+            part = [ids[j] for j in order[start : start + chunk]]
+            found = self.get(part, tenant_id=tenant_id, user_id=user_id)
+            for j, memory_id in zip(order[start : start + chunk], part):
+                record = found.get(memory_id)
+                if record is not None and in_scope(record.__dict__, scope=scope, now=now):
+                    out.append((record, similarity_from_distance(1.0 - float(sims[j]))))
+            start, chunk = start + chunk, chunk * 4
+        return out[:n]
+
+    def _ann(self, query: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None
+             ) -> list[tuple[MemoryRecord, float]]:
+        """The best ``n`` in-scope records through the owner's HNSW index, widening ``n_results`` until enough
+        are in scope or the whole collection was returned."""
+        name = self.texts.collection_of(tenant_id, user_id)
+        handle = self._handle(name, create=False) if name else None
+        if handle is None:
+            return []
+        total, k = handle.count(), 2 * n
+        while True:
+            k = min(k, total)
+            res = handle.query(query_embeddings=query.reshape(1, -1), n_results=max(k, 1), include=["distances"])
+            vids, dists = res["ids"][0], res["distances"][0]
+            to_memory = self.texts.memory_ids_of(tenant_id, user_id, vids)
+            found = self.get(list(to_memory.values()), tenant_id=tenant_id, user_id=user_id)
+            out = []
+            for vid, d in zip(vids, dists):
+                record = found.get(to_memory.get(vid, ""))
+                if record is not None and in_scope(record.__dict__, scope=scope, now=now):
+                    out.append((record, similarity_from_distance(d)))
+            if len(out) >= n or k >= total:
+                return out[:n]
+            k *= 4
+
+    def _handle(self, name: str, *, create: bool) -> Any:
+        """A Chroma collection by name (cached); None when it does not exist and ``create`` is off."""
+        handle = self._handles.get(name)
+        if handle is not None:
+            return handle
+        if create:
+            handle = self.client.get_or_create_collection(
+                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}},
+                metadata={"embedder": self.embedder_name, "dim": self.dim}, embedding_function=None,
+            )
+        else:
+            try:
+                handle = self.client.get_collection(name)
+            except Exception:  # noqa: BLE001 - NotFoundError: the owner has no vectors in Chroma
+                return None
+        self._handles[name] = handle
+        return handle
+
+    def _upsert(self, name: str, ids: list[str], vectors: np.ndarray) -> None:
+        try:
+            self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
+        except Exception:  # noqa: BLE001 - a handle another manager's erasure made stale: reopen once
+            self._handles.pop(name, None)
+            self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
+
+    def _delete_collection(self, name: str) -> int:
+        self._handles.pop(name, None)
+        folder = self.chroma_dir
+        if folder is not None:
+            return purge_collection(self.client, folder, name)
+        try:
+            handle = self.client.get_collection(name)
+        except Exception:  # noqa: BLE001 - already gone
+            return 0
+        count = handle.count()
+        self.client.delete_collection(name)
+        return count
+
+
+class VectorCache:
+    """Owners' vectors in memory for exact scans, keyed by the owner's version, least recently used out first."""
+
+    def __init__(self, budget_mb: float) -> None:
+        self.budget = int(budget_mb * 1024 * 1024)
+        self.used = 0
+        self._items: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], version: int) -> "_Cached | None":
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or hit.version != version:
+                return None
+            self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, str], version: int, value: Any, nbytes: int) -> None:
+        with self._lock:
+            self._drop(key)
+            if nbytes > self.budget:
+                return
+            self._items[key] = _Cached(version, value, nbytes)
+            self.used += nbytes
+            while self.used > self.budget:
+                self._drop(next(iter(self._items)))
+
+    def pop(self, key: tuple[str, str]) -> None:
+        with self._lock:
+            self._drop(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.used = 0
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.used -= old.nbytes
+
+
+@dataclass(frozen=True)
+class _Cached:
+    version: int
+    value: Any
+    nbytes: int
+
+
+def _cache_mb_from_env() -> float:
+    text = os.environ.get(CACHE_ENV, str(DEFAULT_CACHE_MB))
+    try:
+        value = float(text)
+    except ValueError:
+        raise MemoryLabError(f"{CACHE_ENV} must be a number of megabytes, got {text!r}") from None
+    if not value >= 0:
+        raise MemoryLabError(f"{CACHE_ENV} must be 0 or more, got {text!r}")
+    return value
+
+
+def _matrix(embeddings: np.ndarray, rows: int) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(embeddings, dtype=np.float32).reshape(rows, -1))
+
+
+def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(records):
+        groups.setdefault((r.tenant_id, r.user_id), []).append(i)
+    return groups
+
+
+def _check_owner(tenant_id: str, user_id: str) -> None:
+    validate_identifier(tenant_id, "tenant_id")
+    validate_identifier(user_id, "user_id")
+
+
+def _extras(r: MemoryRecord) -> dict[str, Any]:
+    return {f: list(getattr(r, f)) for f in _TEXT_FIELDS}
 
 
 def _to_meta(r: MemoryRecord) -> dict[str, Any]:
-    meta: dict[str, Any] = {"tenant_id": r.tenant_id, "user_id": r.user_id}
-    for name in _META_FIELDS:
-        meta[name] = getattr(r, name)
-    meta["created_at"] = float(r.created_at)
-    meta["last_accessed_at"] = float(r.last_accessed_at)
-    meta["valid_until"] = float(r.valid_until)
-    meta["importance"] = float(r.importance)
-    meta["source_message_ids"] = json.dumps(r.source_message_ids, ensure_ascii=False)
+    meta: dict[str, Any] = {name: getattr(r, name) for name in _META_FIELDS}
+    for name in ("created_at", "last_accessed_at", "valid_until", "importance"):
+        meta[name] = float(meta[name])
+    meta["source_message_ids"] = list(r.source_message_ids)
     return meta
 
 
-def _from_meta(memory_id: str, meta: dict[str, Any], content: str, extras: dict[str, Any]) -> MemoryRecord:
+def _record(tenant_id: str, user_id: str, memory_id: str, content: str, extras: dict[str, Any],
+            meta: dict[str, Any]) -> MemoryRecord:
     kwargs = {name: meta[name] for name in _META_FIELDS if name in meta}
     return MemoryRecord(
-        memory_id=memory_id, tenant_id=meta["tenant_id"], user_id=meta["user_id"], content=content,
-        source_message_ids=json.loads(meta.get("source_message_ids", "[]")),
+        memory_id=memory_id, tenant_id=tenant_id, user_id=user_id, content=content,
+        source_message_ids=list(meta.get("source_message_ids", [])),
         **{f: list(extras.get(f, [])) for f in _TEXT_FIELDS}, **kwargs,
     )
+
+
+_PROBE = {"archived": False, "is_deprecated": False, "valid_until": 0.0}

@@ -9,20 +9,36 @@ text is overwritten in the file rather than left in free pages: a plain Chroma
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import sqlite3
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
+
+from .errors import MemoryLabError
+
+BUSY_TIMEOUT_MS = 60_000
+"""How long a write waits for another process's transaction on the same file before it fails."""
 
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS texts (
     memory_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
-    content TEXT NOT NULL, extras TEXT NOT NULL DEFAULT '{}'
+    content TEXT NOT NULL, extras TEXT NOT NULL DEFAULT '{}',
+    meta TEXT NOT NULL DEFAULT '{}', vector BLOB, vector_id TEXT
 );
 CREATE INDEX IF NOT EXISTS texts_owner ON texts (tenant_id, user_id);
+CREATE INDEX IF NOT EXISTS texts_vector ON texts (vector_id);
+CREATE TABLE IF NOT EXISTS owners (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, collection TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, user_id)
+);
 CREATE TABLE IF NOT EXISTS window (
     tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL,
     PRIMARY KEY (tenant_id, user_id, seq)
@@ -64,7 +80,10 @@ class TextStore:
         )
         self._db.execute("PRAGMA secure_delete = ON")
         self._db.execute("PRAGMA journal_mode = DELETE")
+        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # writers sharing a folder wait, not fail
         self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR IGNORE INTO info VALUES ('salt', ?)", (secrets.token_hex(16),))
+        self._salt = bytes.fromhex(self._rows("SELECT value FROM info WHERE key = 'salt'")[0][0])
 
     def close(self) -> None:
         with self._lock:
@@ -109,24 +128,73 @@ class TextStore:
             out += self._rows(sql.format(marks=",".join("?" * len(part))), (*args, *part))
         return out
 
-    # --- record texts -----------------------------------------------------
-    def put_texts(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
-        """Insert or replace (memory_id, tenant_id, user_id, content, extras) rows atomically."""
-        self._tx(
-            ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?)", (m, t, u, c, json.dumps(x, ensure_ascii=False)))
-            for m, t, u, c, x in rows
-        )
+    # --- records: text, lifecycle metadata and vector of every long-term memory ---------
+    def put_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any], bytes]]
+                    ) -> dict[str, str]:
+        """Insert or replace (memory_id, tenant_id, user_id, content, extras, meta, vector) rows atomically.
 
-    def get_texts(self, memory_ids: list[str]) -> dict[str, tuple[str, str, str, dict[str, Any]]]:
-        """memory_id -> (tenant_id, user_id, content, extras) for the ids that exist."""
-        rows = self._rows_in(
-            "SELECT memory_id, tenant_id, user_id, content, extras FROM texts WHERE memory_id IN ({marks})",
-            (), memory_ids,
-        )
-        return {m: (t, u, c, json.loads(x)) for m, t, u, c, x in rows}
+        Returns memory_id -> vector_id (:meth:`vector_id`). Each owner's version is bumped, so cached
+        vectors of that owner are reloaded.
+        """
+        with self.transaction():
+            out = {m: self.vector_id(m) for m, *_ in rows}
+            self._tx(
+                ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (m, t, u, c, _json(x), _json(meta), vec, out[m]))
+                for m, t, u, c, x, meta, vec in rows
+            )
+            self._tx(("UPDATE owners SET version = version + 1 WHERE tenant_id = ? AND user_id = ?", o)
+                     for o in {(t, u) for _, t, u, *_ in rows})
+            return out
 
-    def delete_texts(self, memory_ids: list[str]) -> None:
-        self._tx(("DELETE FROM texts WHERE memory_id = ?", (m,)) for m in memory_ids)
+    def vector_id(self, memory_id: str) -> str:
+        """The id a record's vector has in its owner's collection: a keyed hash of the memory id under this
+        file's random salt, so the vector store never holds an id anyone can derive from an owner, and a
+        replayed write plan upserts the same id."""
+        digest = hmac.new(self._salt, memory_id.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        return f"v-{digest[:32]}"
+
+    def update_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any]]]) -> int:
+        """Rewrite (memory_id, tenant_id, user_id, content, extras, meta) of records that exist; returns how
+        many did. A record that is gone (erased) is not written back."""
+        with self.transaction():
+            before = self._db.total_changes
+            self._tx(
+                ("UPDATE texts SET content = ?, extras = ?, meta = ? WHERE memory_id = ? AND tenant_id = ? AND user_id = ?",
+                 (c, _json(x), _json(meta), m, t, u))
+                for m, t, u, c, x, meta in rows
+            )
+            return self._db.total_changes - before
+
+    def records(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
+                ) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+        """(memory_id, content, extras, meta) of one owner's records: all of them, or those of ``memory_ids``."""
+        sql = "SELECT memory_id, content, extras, meta FROM texts WHERE tenant_id = ? AND user_id = ?"
+        if memory_ids is None:
+            rows = self._rows(sql, (tenant_id, user_id))
+        else:
+            rows = self._rows_in(sql + " AND memory_id IN ({marks})", (tenant_id, user_id), list(memory_ids))
+        return [(m, c, json.loads(x), json.loads(meta)) for m, c, x, meta in rows]
+
+    def vectors(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
+                ) -> tuple[list[str], list[bytes]]:
+        """Ids and raw float32 vectors of one owner's records (all, or those of ``memory_ids``), in storage order."""
+        sql = "SELECT memory_id, vector FROM texts WHERE tenant_id = ? AND user_id = ?"
+        if memory_ids is None:
+            rows = self._rows(sql + " ORDER BY rowid", (tenant_id, user_id))
+        else:
+            rows = self._rows_in(sql + " AND memory_id IN ({marks})", (tenant_id, user_id), list(memory_ids))
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def memory_ids_of(self, tenant_id: str, user_id: str, vector_ids: list[str]) -> dict[str, str]:
+        """vector_id -> memory_id for one owner's records (ids of other owners are simply not found)."""
+        rows = self._rows_in("SELECT vector_id, memory_id FROM texts WHERE tenant_id = ? AND user_id = ? "
+                             "AND vector_id IN ({marks})", (tenant_id, user_id), list(vector_ids))
+        return dict(rows)
+
+    def vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
+        return [r[0] for r in self._rows("SELECT vector_id FROM texts WHERE tenant_id = ? AND user_id = ?",
+                                         (tenant_id, user_id))]
 
     def count_texts(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
         if tenant_id is None:
@@ -138,6 +206,47 @@ class TextStore:
     def owner_ids(self, tenant_id: str, user_id: str) -> list[str]:
         rows = self._rows("SELECT memory_id FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
         return [r[0] for r in rows]
+
+    def record_owners(self) -> list[tuple[str, str]]:
+        """Every (tenant_id, user_id) with long-term records."""
+        return [(t, u) for t, u in self._rows("SELECT DISTINCT tenant_id, user_id FROM texts ORDER BY 1, 2")]
+
+    # --- owners' collections ------------------------------------------------
+    def collection_of(self, tenant_id: str, user_id: str, *, create: bool = False) -> str | None:
+        """The name of the owner's vector collection (a random name, registered here once; with ``create``, the
+        first caller's name wins, across processes too)."""
+        if create:
+            self._tx([("INSERT OR IGNORE INTO owners (tenant_id, user_id, collection) VALUES (?, ?, ?)",
+                       (tenant_id, user_id, f"mgl-{uuid.uuid4().hex}"))])
+        rows = self._rows("SELECT collection FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return rows[0][0] if rows else None
+
+    def version(self, tenant_id: str, user_id: str) -> int | None:
+        """The owner's record version (bumped by every put), None for an owner without a collection."""
+        rows = self._rows("SELECT version FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return rows[0][0] if rows else None
+
+    def collections(self) -> list[tuple[str, str, str]]:
+        """(tenant_id, user_id, collection) of every registered owner."""
+        return [tuple(r) for r in self._rows("SELECT tenant_id, user_id, collection FROM owners ORDER BY 1, 2")]
+
+    def copy_rows(self, table: str, rows: list[tuple]) -> None:
+        """Insert rows read from another file of the same table schema (the layout migration)."""
+        if table not in ("window", "summaries", "ingested", "audit", "decisions", "journal"):
+            raise ValueError(f"not a copyable table: {table!r}")
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            self._tx((f"INSERT OR REPLACE INTO {table} VALUES ({marks})", tuple(r)) for r in rows)
+
+    # --- workspace identity -------------------------------------------------
+    def claim(self, **identity: str) -> None:
+        """Record who this file belongs to on first use; raise if it already belongs to someone else."""
+        with self.transaction():
+            for key, value in identity.items():
+                self._db.execute("INSERT OR IGNORE INTO info VALUES (?, ?)", (key, value))
+                found = self._rows("SELECT value FROM info WHERE key = ?", (key,))[0][0]
+                if found != value:
+                    raise MemoryLabError(f"{self.path} belongs to {key} {found!r}, not {value!r}")
 
     # --- recent window ----------------------------------------------------
     def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
@@ -192,30 +301,51 @@ class TextStore:
         )
         return [(t, u) for t, u in rows]
 
-    def erase_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
-        """Delete every row of one (tenant, user) in one transaction, then VACUUM; return counts removed."""
-        with self._lock:
+    def erase_owner(self, tenant_id: str, user_id: str, *,
+                    scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, int]:
+        """Delete every row of one (tenant, user) in one transaction; return the counts removed.
+
+        ``scrub_plan`` rewrites a pending journal plan without the owner (None: nothing left, delete it), so no
+        write plan keeps the owner's text. ``secure_delete`` is on, so SQLite overwrites the deleted content
+        in place: no VACUUM, and the cost is the owner's rows, not the file's. Also returns ``others_before``
+        and ``others_after``: the other owners' rows, counted inside the same transaction (a concurrent writer
+        cannot change them in between).
+        """
+        key = (tenant_id, user_id)
+        tables = ("texts", "window", "summaries", "decisions", "ingested")
+        with self.transaction():
+            others_before = self._others(key, tables)
             counts = {
                 "long_term_text": self.count_texts(tenant_id, user_id),
                 "recent_window": len(self.window(tenant_id, user_id)),
                 "summary": 1 if self.summary(tenant_id, user_id)[0] else 0,
                 "decision_log": self.count_decisions(tenant_id, user_id),
+                "journal": 0,
             }
-            key = (tenant_id, user_id)
-            self._tx([
-                ("DELETE FROM texts WHERE tenant_id = ? AND user_id = ?", key),
-                ("DELETE FROM window WHERE tenant_id = ? AND user_id = ?", key),
-                ("DELETE FROM summaries WHERE tenant_id = ? AND user_id = ?", key),
-                ("DELETE FROM decisions WHERE tenant_id = ? AND user_id = ?", key),
-                ("DELETE FROM ingested WHERE tenant_id = ? AND user_id = ?", key),
-            ])
-            self.compact()
+            self._tx([(f"DELETE FROM {t} WHERE tenant_id = ? AND user_id = ?", key) for t in (*tables, "owners")])
+            for seq, plan in self.journal_pending():
+                clean = scrub_plan(plan) if scrub_plan else plan
+                if clean == plan:
+                    continue
+                counts["journal"] += 1
+                if clean is None:
+                    self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,))
+                else:
+                    self._db.execute("UPDATE journal SET plan = ? WHERE seq = ?", (_json(clean), seq))
+            counts["others_before"] = others_before
+            counts["others_after"] = self._others(key, tables)
             return counts
 
-    def compact(self) -> None:
-        """VACUUM: rebuild the file so no free page keeps old bytes."""
-        with self._lock:
-            self._db.execute("VACUUM")
+    def _others(self, key: tuple[str, str], tables: tuple[str, ...]) -> int:
+        """Rows of every owner but ``key`` in ``tables``."""
+        return sum(self._rows(f"SELECT COUNT(*) FROM {t} WHERE NOT (tenant_id = ? AND user_id = ?)", key)[0][0]
+                   for t in tables)
+
+    def count_owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
+        """Rows of one owner in every table that is keyed by owner (the erasure check)."""
+        tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
+        return {t: self._rows(f"SELECT COUNT(*) FROM {t} WHERE tenant_id = ? AND user_id = ?",
+                              (tenant_id, user_id))[0][0] for t in tables}
 
     # --- ingestion marks and the write journal -------------------------------
     def ingested(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
@@ -230,10 +360,11 @@ class TextStore:
         self._tx(("INSERT OR IGNORE INTO ingested VALUES (?, ?, ?)", r) for r in rows)
 
     def journal_put(self, plan: dict[str, Any]) -> int:
-        """Record a write plan before any of it is applied; returns its sequence number."""
-        with self._lock:
-            self._tx([("INSERT INTO journal (plan) VALUES (?)", (json.dumps(plan, ensure_ascii=False),))])
-            return self._rows("SELECT MAX(seq) FROM journal")[0][0]
+        """Record a write plan before any of it is applied; returns its sequence number (taken inside the
+        insert's own transaction, so two writers on one file never read each other's)."""
+        with self.transaction():
+            cur = self._db.execute("INSERT INTO journal (plan) VALUES (?)", (_json(plan),))
+            return int(cur.lastrowid)
 
     def journal_done(self, seq: int) -> None:
         self._tx([("DELETE FROM journal WHERE seq = ?", (seq,))])
@@ -282,3 +413,7 @@ class TextStore:
         return self._rows(
             "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
         )[0][0]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -42,7 +42,9 @@ def test_erase_removes_every_track_and_keeps_others(make_manager, tmp_path):
     # nothing of the canary in any byte of the data folder (Chroma files and the text store)
     assert scan_for_bytes(tmp_path / "data", [canary]) == []
     # other users untouched, including the same user id in another tenant
-    assert report.others_before == report.others_after == 6
+    others = [mm.store.texts.count_owner_rows(*o) for o in (("acme", "alice"), ("globex", "guest"))]
+    expected = sum(n for rows in others for table, n in rows.items() if table != "owners")
+    assert report.others_before == report.others_after == expected and expected > 6
     assert [r.content for r in mm.records(tenant_id="acme", user_id="alice")] == alice_before
     assert len(mm.records(tenant_id="globex", user_id="guest")) == 1
     # the audit log says who erased whom and when, without the erased content
@@ -55,12 +57,38 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
     """The verification is a real re-query: if a path still holds data, the report says so."""
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-left")
-    from memory.erase import verify_erased
+    from memory.erase import _Evidence, verify_erased
 
-    checks = {p.name: p.remaining for p in verify_erased(
-        mm, tenant_id="acme", user_id="guest", canaries=["Guest private note 0: CANARY-left-0"])}
-    assert checks["long_term_vectors"] == 6 and checks["long_term_text"] == 6
+    evidence = _Evidence.collect(mm, "acme", "guest")
+    checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence)}
+    assert checks["long_term_vectors"] == 1 and checks["long_term_text"] == 6 and checks["owner_registry"] == 1
     assert checks["recent_window"] > 0 and checks["recall"] > 0 and checks["disk"] >= 1
+    assert checks["chroma_rows"] >= 6 and checks["ingested_marks"] == 6  # records, and log rows not yet purged
+
+
+def test_erase_leaves_no_vector_id_or_vector_byte_in_chroma_files(make_manager, tmp_path):
+    """Chroma's own files after an erasure: no row, no vector id and no vector byte of the user (embedded).
+
+    Without memory/chroma_files.py's purge, Chroma's delete_collection leaves the vectors in free space of
+    chroma.sqlite3 and the HNSW folder on disk; this test fails then."""
+    mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
+    for round_ in range(4):  # interleaved writes of two owners, so their log rows share pages
+        _load(mm, f"CANARY-{round_}") if round_ == 0 else None
+        for i in range(30):
+            for user in ("guest", "alice"):
+                mm.add(Message(tenant_id="acme", user_id=user, content=f"{user} round {round_} line {i}",
+                               id=f"{user}-{round_}-{i}", timestamp=T0 + 1000 * round_ + i))
+    ids, blobs = mm.store.texts.vectors("acme", "guest")
+    vector_ids = mm.store.texts.vector_ids("acme", "guest")
+    chroma = tmp_path / "d" / "chroma"
+    folders_before = {p.name for p in chroma.iterdir() if p.is_dir()}
+    assert scan_for_bytes(chroma, vector_ids[:5] + blobs[:5]), "before erasure Chroma holds them"
+    report = mm.erase_user(tenant_id="acme", user_id="guest")
+    assert report.ok, report.to_dict()
+    assert scan_for_bytes(chroma, vector_ids + blobs) == []
+    assert len(folders_before - {p.name for p in chroma.iterdir() if p.is_dir()}) >= 1  # the HNSW folder went
+    alice = mm.retrieve("alice round 3 line 7", tenant_id="acme", user_id="alice", reinforce=False)
+    assert alice.governed[0].record.content == "alice round 3 line 7"
 
 
 def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
@@ -68,15 +96,15 @@ def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
     mm.add(Message(tenant_id="acme", user_id="alice", content="hello there", id="a"))
     report = mm.erase_user(tenant_id="acme", user_id="nobody")
     assert report.ok and report.removed["long_term_vectors"] == 0
-    assert report.others_before == report.others_after == 1
+    assert report.others_before == report.others_after == 3  # alice's record, window entry and ingested mark
 
 
 def test_dropping_a_workspace_removes_its_collection_and_text_file(make_manager, tmp_path):
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-drop")
-    path, name = mm.store.texts.path, mm.store.collection.name
-    assert path.exists() and name in [c.name for c in mm.store.client.list_collections()]
+    path, names = mm.store.texts.path, {c for _, _, c in mm.store.texts.collections()}
+    assert path.exists() and len(names) == 3 and all(mm.store.collection_exists(n) for n in names)
     mm.store.drop()
     assert not path.exists()
-    assert name not in [c.name for c in mm.store.client.list_collections()]
+    assert not any(mm.store.collection_exists(n) for n in names)
     assert scan_for_bytes(tmp_path / "d", ["CANARY-drop"]) == []

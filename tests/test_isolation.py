@@ -3,7 +3,6 @@
 import pytest
 
 from memory import IdentifierError, MemoryConfig, Message
-from memory.store import scope_where
 
 SECRET = "The vault door code is 4711 and the spare key is under the blue pot."
 
@@ -66,15 +65,21 @@ def test_operator_looking_strings_are_taken_literally(make_manager):
     for literal in ('{"$ne": ""}', "$or", "$ne"):
         res = mm.retrieve(SECRET, tenant_id="acme", user_id=literal, reinforce=False)
         assert res.blind == [] and res.governed == []
-    where = scope_where("acme", "$ne", scope="all")
-    assert where == {"$and": [{"tenant_id": {"$eq": "acme"}}, {"user_id": {"$eq": "$ne"}}]}
+    # the literal "$ne" user is a user of its own, with a collection of its own
+    mm.add(Message(tenant_id="acme", user_id="$ne", content="dollar note", id="d1"))
+    names = {(t, u): c for t, u, c in mm.store.texts.collections()}
+    assert set(names) == {("acme", "alice"), ("acme", "$ne")} and len(set(names.values())) == 2
+    assert [r.content for r in mm.records(tenant_id="acme", user_id="$ne")] == ["dollar note"]
 
 
-def test_every_scope_is_isolated_and_lifecycle_is_in_the_where():
-    active = scope_where("t", "u", scope="active", now=100.0)["$and"]
-    assert {"tenant_id": {"$eq": "t"}} in active and {"user_id": {"$eq": "u"}} in active
-    assert {"is_deprecated": {"$eq": False}} in active and {"valid_until": {"$gt": 100.0}} in active
-    assert {"archived": {"$eq": False}} in active
-    for scope in ("inactive", "hot", "all"):
-        clauses = scope_where("t", "u", scope=scope, now=1.0)["$and"]
-        assert clauses[:2] == [{"tenant_id": {"$eq": "t"}}, {"user_id": {"$eq": "u"}}]
+def test_each_owner_is_a_collection_of_its_own(make_manager):
+    """Physical isolation: an owner's vectors are in the owner's collection and nowhere else."""
+    mm = make_manager(MemoryConfig(threshold=0.0))
+    for tenant, user in (("acme", "alice"), ("acme", "bob"), ("globex", "alice")):
+        for i in range(3):
+            mm.add(Message(tenant_id=tenant, user_id=user, content=f"{tenant} {user} note {i}", id=f"{tenant}-{user}-{i}"))
+    owners = mm.store.texts.collections()
+    assert len({c for _, _, c in owners}) == 3
+    for tenant, user, name in owners:
+        held = set(mm.store.client.get_collection(name).get(include=[])["ids"])
+        assert held == set(mm.store.texts.vector_ids(tenant, user)) and len(held) == 3

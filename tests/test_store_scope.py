@@ -1,8 +1,6 @@
-"""memory.store.in_scope agrees with scope_where: the write path may fetch an owner's records whole (owner-only
-``where``) and apply the lifecycle in Python, and must get exactly what Chroma's lifecycle filter returns.
-
-Real Chroma (in memory); every combination of archived / deprecated / valid_until around "now", for two owners.
-"""
+"""The lifecycle scopes of every store read (records, query, query_many, scan, owner_vectors), on real Chroma
+(in memory): every combination of archived / deprecated / valid_until around "now", for two owners, through the
+exact-scan path and the HNSW path (an owner above ``exact_max``)."""
 
 from __future__ import annotations
 
@@ -13,15 +11,15 @@ import numpy as np
 import pytest
 
 from memory import MemoryRecord, StoreLocation
-from memory.store import MemoryStore, in_scope, scope_where
+from memory.store import MemoryStore, in_scope
 
 NOW = 1_780_000_000.0
 OWNERS = (("acme", "alice"), ("acme", "bob"))
 
 
-@pytest.fixture(scope="module")
-def store() -> MemoryStore:
-    s = MemoryStore(location=StoreLocation(), workspace=f"scope-{uuid.uuid4().hex[:8]}", embedder_name="t", dim=4)
+def _store(exact_max: int) -> MemoryStore:
+    s = MemoryStore(location=StoreLocation(), workspace=f"scope-{uuid.uuid4().hex[:8]}", embedder_name="t", dim=4,
+                    exact_max=exact_max)
     records = [
         MemoryRecord(memory_id=f"{user}-{n}", tenant_id=tenant, user_id=user, content=f"fact {n} of {user}",
                      created_at=NOW - 100, archived=archived, is_deprecated=deprecated, valid_until=NOW + offset)
@@ -33,17 +31,37 @@ def store() -> MemoryStore:
     return s
 
 
+@pytest.fixture(scope="module", params=[5_000, 4], ids=["exact", "hnsw"])
+def store(request) -> MemoryStore:
+    return _store(request.param)
+
+
 @pytest.mark.parametrize("scope", ["active", "inactive", "hot", "all"])
 @pytest.mark.parametrize("owner", OWNERS)
-def test_in_scope_matches_the_chroma_filter(store, scope, owner):
+def test_every_read_keeps_to_the_owner_and_the_scope(store, scope, owner):
     tenant_id, user_id = owner
-    by_chroma = set(store.collection.get(where=scope_where(tenant_id, user_id, scope=scope, now=NOW))["ids"])
-    whole = store.collection.get(where=scope_where(tenant_id, user_id, scope="all"), include=["metadatas"])
-    by_python = {i for i, meta in zip(whole["ids"], whole["metadatas"]) if in_scope(meta, scope=scope, now=NOW)}
-    assert by_python == by_chroma
-    assert by_chroma and all(i.startswith(f"{user_id}-") for i in by_chroma)
+    whole = store.records(tenant_id, user_id, scope="all")
+    expected_ids = {r.memory_id for r in whole if in_scope(r.__dict__, scope=scope, now=NOW)}
     expected = {"active": 2, "inactive": 6, "hot": 8, "all": 16}[scope]  # valid_until == now counts as expired
-    assert len(by_chroma) == expected
+    assert len(expected_ids) == expected and all(i.startswith(f"{user_id}-") for i in expected_ids)
+    assert {r.memory_id for r in store.records(tenant_id, user_id, scope=scope, now=NOW)} == expected_ids
+    probe = np.ones(4, dtype=np.float32) / 2
+    assert {r.memory_id for r, _ in store.query(probe, tenant_id=tenant_id, user_id=user_id, n=50, scope=scope,
+                                                 now=NOW)} == expected_ids
+    assert {r.memory_id for r, _ in store.scan(probe, tenant_id=tenant_id, user_id=user_id, scope=scope,
+                                                now=NOW)} == expected_ids
+    records, matrix = store.owner_vectors(tenant_id, user_id, scope=scope, now=NOW)
+    assert {r.memory_id for r in records} == expected_ids and matrix.shape == (expected, 4)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_query_fills_n_from_deeper_ranks_when_the_best_are_out_of_scope(store, n):
+    """Active records are 2 of 16: the search widens past the out-of-scope best until it has them."""
+    probe = np.ones(4, dtype=np.float32) / 2
+    got = store.query(probe, tenant_id="acme", user_id="alice", n=n, scope="active", now=NOW)
+    assert len(got) == min(n, 2)
+    full = store.scan(probe, tenant_id="acme", user_id="alice", scope="active", now=NOW)
+    assert [r.memory_id for r, _ in got] == [r.memory_id for r, _ in full][: min(n, 2)]
 
 
 def test_in_scope_needs_a_time_and_a_known_scope():

@@ -1,0 +1,163 @@
+"""What an embedded Chroma keeps on disk, and how an owner's collection leaves no byte behind.
+
+Measured on chromadb 1.5 (tests/test_chroma_files.py keeps these true):
+
+* ``delete_collection`` deletes the collection's rows from ``chroma.sqlite3`` without SQLite's
+  ``secure_delete``, so vectors, ids and metadata stay readable in the file's free space; and it
+  leaves the collection's HNSW folder (``data_level0.bin``, ``index_metadata.pickle`` with the ids)
+  on disk.
+* Chroma's write-ahead log (``embeddings_queue``) is purged as the index catches up, again without
+  ``secure_delete``: vectors of records that still exist linger in free pages.
+
+So, for a data folder this engine creates, :func:`prepare_folder` creates ``chroma.sqlite3`` with
+``auto_vacuum = FULL`` before Chroma first opens it (free pages are then removed at every commit,
+whoever commits), and :func:`purge_collection` deletes an owner's rows itself with ``secure_delete``
+on (content overwritten in place) before asking Chroma to delete the collection, then overwrites
+and removes the collection's segment folders. Its cost is the owner's rows and files, not the store's.
+Record ids given to Chroma are random (see ``TextStore.put_records``), so what an index page may
+still hold as a divider key names no owner.
+
+This touches Chroma's own SQLite schema (tables ``segments``, ``embeddings``, ``embedding_metadata``,
+``embeddings_queue``), pinned by requirements.txt; a schema it does not recognise makes the purge
+raise rather than guess.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from .errors import MemoryLabError
+
+SQLITE_NAME = "chroma.sqlite3"
+_BUSY_MS = 60_000
+
+
+def prepare_folder(folder: Path) -> None:
+    """Create ``folder/chroma.sqlite3`` with ``auto_vacuum = FULL`` if it does not exist yet (idempotent)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SQLITE_NAME
+    if path.exists():
+        return
+    db = sqlite3.connect(str(path))
+    try:
+        db.execute("PRAGMA auto_vacuum = FULL")  # only takes effect before the first table exists
+        db.execute("CREATE TABLE _mgl_init (x INTEGER)")
+        db.execute("DROP TABLE _mgl_init")
+        db.commit()
+    finally:
+        db.close()
+
+
+def auto_vacuum(folder: Path) -> int:
+    """The ``auto_vacuum`` mode of ``folder/chroma.sqlite3`` (0 none, 1 full, 2 incremental)."""
+    with _connect(folder) as db:
+        return int(db.execute("PRAGMA auto_vacuum").fetchone()[0])
+
+
+def enable_auto_vacuum(folder: Path) -> None:
+    """Switch an existing ``chroma.sqlite3`` to ``auto_vacuum = FULL`` (a VACUUM: the migration's one-off cost)."""
+    with _connect(folder) as db:
+        db.execute("PRAGMA auto_vacuum = FULL")
+        db.execute("VACUUM")
+
+
+def segments(folder: Path, collection_id: str) -> list[tuple[str, str]]:
+    """(segment id, scope) of one collection, from Chroma's catalogue."""
+    with _connect(folder) as db:
+        return [(r[0], r[1]) for r in db.execute("SELECT id, scope FROM segments WHERE collection = ?",
+                                                 (collection_id,))]
+
+
+def purge_collection(client: Any, folder: Path, name: str) -> int:
+    """Delete one collection so that none of its rows or index files survive; returns its record count.
+
+    ``folder`` is the embedded client's ``chroma`` folder. A collection that does not exist is a no-op (0).
+    """
+    try:
+        collection = client.get_collection(name)
+    except Exception:  # noqa: BLE001 - NotFoundError and its relatives: nothing to purge
+        return 0
+    count = collection.count()
+    collection_id = str(collection.id)
+    segs = segments(folder, collection_id)
+    metadata_segments = [s for s, scope in segs if scope == "METADATA"]
+    with _connect(folder) as db:
+        db.execute("PRAGMA secure_delete = ON")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for seg in metadata_segments:
+                ids = "SELECT id FROM embeddings WHERE segment_id = ?"
+                db.execute(f"DELETE FROM embedding_metadata WHERE id IN ({ids})", (seg,))
+                db.execute(f"DELETE FROM embedding_metadata_array WHERE id IN ({ids})", (seg,))
+                db.execute("DELETE FROM embeddings WHERE segment_id = ?", (seg,))
+            db.execute("DELETE FROM embeddings_queue WHERE topic LIKE ?", (f"%/{collection_id}",))
+            _rewrite_log(db)
+        except sqlite3.Error as exc:
+            db.execute("ROLLBACK")
+            raise MemoryLabError(f"cannot purge Chroma collection {name}: {exc} (unexpected Chroma schema?)") from exc
+        db.execute("COMMIT")
+    client.delete_collection(name)
+    for seg, _ in segs:
+        wipe_folder(folder / seg)
+    return count
+
+
+def _rewrite_log(db: sqlite3.Connection) -> None:
+    """Rewrite Chroma's log table in place with ``secure_delete`` on: its rows are what Chroma has not purged
+    yet (a few per collection), and its pages are where Chroma's own purges left deleted vectors in free
+    space within pages still in use. Every row goes back unchanged, with the same ``seq_id``."""
+    rows = db.execute("SELECT * FROM embeddings_queue ORDER BY seq_id").fetchall()
+    db.execute("DELETE FROM embeddings_queue")
+    if rows:
+        marks = ",".join("?" * len(rows[0]))
+        db.executemany(f"INSERT INTO embeddings_queue VALUES ({marks})", rows)
+
+
+def wipe_folder(folder: Path) -> None:
+    """Overwrite every file under ``folder`` with zeros, then remove them and the folder."""
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*"), reverse=True):
+        if path.is_file() and not path.is_symlink():
+            size = path.stat().st_size
+            with open(path, "r+b") as f:
+                f.write(b"\0" * size)
+                f.flush()
+                os.fsync(f.fileno())
+            path.unlink()
+        elif path.is_dir():
+            path.rmdir()
+    folder.rmdir()
+
+
+def rows_with_ids(folder: Path, vector_ids: list[str]) -> int:
+    """How many of Chroma's rows (records and log) still carry one of these ids (the erasure check)."""
+    if not vector_ids:
+        return 0
+    with _connect(folder) as db:
+        found = 0
+        for start in range(0, len(vector_ids), 500):
+            part = vector_ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found += db.execute(f"SELECT COUNT(*) FROM embeddings WHERE embedding_id IN ({marks})", part).fetchone()[0]
+            found += db.execute(f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks})", part).fetchone()[0]
+        return found
+
+
+class _connect:
+    """A short-lived connection to Chroma's SQLite file, waiting for Chroma's own transactions."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / SQLITE_NAME
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.path.exists():
+            raise MemoryLabError(f"no Chroma database at {self.path}")
+        self.db = sqlite3.connect(str(self.path), timeout=_BUSY_MS / 1000, isolation_level=None)
+        return self.db
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.close()
