@@ -323,8 +323,15 @@ def _show(value: str) -> str:
             return f"{digits[:2]}:{digits[2:]}"
         if kind == "d":
             return f"{digits[:2]}-{digits[2:]}"
-        return f"{int(digits):,}"
+        return _grouped(digits)
     return re.sub(r"\b([ntd])(\d+)\b", one, value) if value else "(none)"
+
+
+def _grouped(digits: str) -> str:
+    """'1500000' -> '1,500,000' for any number of digits (no int: ints stop converting past 4,300 digits)."""
+    digits = digits.lstrip("0") or "0"
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
 
 
 _KIND_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}

@@ -7,6 +7,17 @@ pleasantries and questions are dropped. Each clause is rewritten to stand alone
 (first person -> "the user" / "用户", "one" -> the product being discussed) and read
 by :func:`memory.reading.read_statement` for subject, attribute, value and context.
 
+Extraction takes time linear in the text and is bounded per message:
+
+* only the first ``read_chars`` characters (default DEFAULT_READ_CHARS, cut at the last
+  sentence break before the limit when there is one) are read into facts;
+* a clause longer than ``clause_chars`` (default MAX_CLAUSE_CHARS: no sentence or clause
+  break for that long) is not an atomic fact and is not read.
+
+What is not read is not lost: :func:`extract` reports it (:class:`Extraction`), and the write
+path (:class:`memory.ingest.Ingestor`) then keeps the whole turn as a raw record and logs a
+``bounded`` entry in the decision log.
+
 >>> [f.category for f in extract_facts("I live in Hangzhou. ok thanks")]
 ['user_profile']
 """
@@ -21,9 +32,16 @@ from .lexicon import (
     FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, is_chinese,
 )
 from .reading import Reading, read_statement
+from .errors import InputError
 from .schema import validate_text
 
 DEFAULT_MAX_CHARS = 100_000
+"""Longest text accepted at all (longer is an InputError)."""
+DEFAULT_READ_CHARS = 4_000
+"""Characters of one turn read into facts; the rest of the turn is kept raw, not extracted."""
+MAX_CLAUSE_CHARS = 400
+"""A clause longer than this (no sentence or clause break) is not read: no atomic fact is that long."""
+_SENTENCE_END = re.compile(r"[。！？；;!?\n]|\.(?=\s|$)")
 
 _PROFILE_ATTRS = ("residence", "job", "diet", "allergy", "language", "name:", "age", "marital status", "employer",
                   "manager", "salary")
@@ -93,23 +111,70 @@ class Fact:
         return data
 
 
-def extract_facts(text: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[Fact]:
-    """Split a turn into atomic facts; fillers and questions give none.
+@dataclass(frozen=True)
+class Extraction:
+    """The facts of a turn and how much of the turn they were read from."""
 
-    Raises InputError when ``text`` is not text, is blank, or is longer than ``max_chars``.
+    facts: list[Fact]
+    """Atomic facts, in order."""
+    read_chars: int
+    """Characters of the turn read into facts (the rest was not extracted)."""
+    total_chars: int
+    """Length of the turn."""
+    long_clauses: int = 0
+    """Clauses within the read part that were too long to be a fact (not read)."""
+
+    @property
+    def complete(self) -> bool:
+        """Every part of the turn was read (nothing cut, no clause skipped)."""
+        return self.read_chars >= self.total_chars and not self.long_clauses
+
+
+def extract(
+    text: Any, *, max_chars: int = DEFAULT_MAX_CHARS, read_chars: int = DEFAULT_READ_CHARS,
+    clause_chars: int = MAX_CLAUSE_CHARS,
+) -> Extraction:
+    """Split a turn into atomic facts, in time linear in the text; fillers and questions give none.
+
+    Reads at most ``read_chars`` characters (see :func:`read_limit`) and no clause longer than
+    ``clause_chars``; the result says what was not read. Raises InputError when ``text`` is not
+    text, is blank, or is longer than ``max_chars``, or when a bound is below 1.
     """
     validate_text(text, "message content", max_chars=max_chars)
+    for name, value in (("read_chars", read_chars), ("clause_chars", clause_chars)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{name} must be an int >= 1, got {value!r}")
+    cut = read_limit(text, read_chars)
     facts: list[Fact] = []
     seen: set[str] = set()
-    topic = ""
-    for clause in _clauses(text):
+    topic, long_clauses = "", 0
+    for clause in _clauses(text[:cut], clause_chars):
+        if clause is None:
+            long_clauses += 1
+            continue
         topic = _topic(clause) or topic
         rewritten = _stand_alone(clause, topic)
         if not rewritten or rewritten in seen:
             continue
         seen.add(rewritten)
         facts.append(_fact(rewritten))
-    return facts
+    return Extraction(facts, cut, len(text), long_clauses)
+
+
+def extract_facts(text: Any, *, max_chars: int = DEFAULT_MAX_CHARS, read_chars: int = DEFAULT_READ_CHARS) -> list[Fact]:
+    """The facts of :func:`extract` (bounded the same way; use :func:`extract` to learn what was not read)."""
+    return extract(text, max_chars=max_chars, read_chars=read_chars).facts
+
+
+def read_limit(text: str, limit: int) -> int:
+    """How many leading characters of ``text`` to read: all of it when it fits in ``limit``, else up to the
+    last sentence break within the limit (or exactly ``limit`` when there is none)."""
+    if len(text) <= limit:
+        return len(text)
+    last = 0
+    for m in _SENTENCE_END.finditer(text, 0, limit):
+        last = m.end()
+    return last or limit
 
 
 def fact_from_text(text: str) -> Fact:
@@ -139,32 +204,46 @@ def _sentences(text: str) -> list[str]:
 
 
 def _raw_clauses(sentence: str) -> list[str]:
-    pieces = re.split(r"[，、]|,(?!\d{3}\b)|\s+but\s+|(?=但是|不过)", sentence)  # "500,000" stays whole
+    pieces = re.split(r"[，、]|,(?!\d{3}\b)|(?<!\s)\s+but\s+|(?=但是|不过)", sentence)  # "500,000" stays whole
     return [p.strip().rstrip("。.!！;；") for p in pieces if p and p.strip().rstrip("。.!！;；")]
 
 
-def _clauses(text: str) -> list[str]:
-    out: list[str] = []
+def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
+    """Clauses of the text, fragments joined to the clause before them and qualifiers to the one after.
+
+    A clause longer than ``limit`` is None (not read); what joins it stays None. So no string longer
+    than ``limit`` plus one piece is ever built: linear in the text however many pieces it has.
+    """
+    out: list[str | None] = []
     for sentence in _sentences(text):
         if _QUESTION.search(sentence.strip()):
             continue
-        pending = ""
-        for piece in _raw_clauses(sentence):
-            piece = _LEADING_CONJ_ZH.sub("", _LEADING_CONJ_EN.sub("", piece)).strip()
+        pending: str | None = ""  # "" nothing pending; None: an overlong qualifier
+        for raw in _raw_clauses(sentence):
+            piece: str | None = _LEADING_CONJ_ZH.sub("", _LEADING_CONJ_EN.sub("", raw)).strip()
             if not piece or is_filler(piece):
                 continue
-            if pending:
-                piece = f"{pending}{'，' if is_chinese(piece) else ', '}{piece}"
+            if len(piece) > limit:
+                piece = None
+            if pending is None or pending:
+                piece = _joined(pending, piece, limit)
                 pending = ""
-            if _is_qualifier(piece):
+            if piece is not None and _is_qualifier(piece):
                 pending = piece
-            elif out and _is_fragment(piece):
-                out[-1] = f"{out[-1]}{'，' if is_chinese(piece) else ', '}{piece}"
+            elif out and (piece is None or _is_fragment(piece)):
+                out[-1] = _joined(out[-1], piece, limit)
             else:
                 out.append(piece)
-        if pending:
+        if pending is None or pending:
             out.append(pending)
     return out
+
+
+def _joined(head: str | None, tail: str | None, limit: int) -> str | None:
+    """``head, tail`` (with the separator of the tail's language), or None when either or the result is overlong."""
+    if head is None or tail is None or len(head) + len(tail) + 2 > limit:
+        return None
+    return f"{head}{'，' if is_chinese(tail) else ', '}{tail}"
 
 
 def _is_qualifier(clause: str) -> bool:
@@ -258,7 +337,7 @@ def _stand_alone_en(clause: str, topic: str) -> str:
 
 
 def _stand_alone_zh(clause: str, topic: str) -> str:
-    s = re.sub(r"\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+", "", clause.strip())
+    s = re.sub(r"(?<!\s)\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+", "", clause.strip())
     s = re.sub(r"我的", "用户的", s)
     s = re.sub(r"我(?!们)", "用户", s)
     if topic:

@@ -19,8 +19,18 @@ Per fact:
   stores the new one with ``version = old + 1`` and ``supersedes`` = old id;
   ``coexist`` and ``new`` store the fact (with its context tag).
 
-Ingestion is idempotent: fact ids are derived from (tenant, user, message id, fact
-text), and a message whose decisions are already logged is not processed again.
+Ingestion is idempotent: fact ids are derived from the message's identity
+(:func:`memory.manager.memory_id_for`: tenant, user, session, id, content) and the fact
+text, and a message already ingested is not processed again (a true retry returns its
+logged decisions). The same id in another session, or with other content, is another message.
+
+A message fails alone: an exception while its facts are extracted, embedded or adjudicated
+fails that message only (its future raises it; ``ingest_many`` raises :class:`IngestFailed`
+after storing the others); every other message of the batch, other tenants included, is stored.
+
+Extraction is bounded per message (``read_chars``, see :mod:`memory.extract`): a turn longer
+than that, or with a clause too long to read, is stored whole as a raw record as well, and the
+decision log gets a ``bounded`` entry saying how much of it was read into facts.
 """
 
 from __future__ import annotations
@@ -35,15 +45,16 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .adjudicate import CandidateRef, Decision, adjudicate
-from .errors import ErasedError, InputError
-from .extract import Fact, extract_facts
+from .errors import ErasedError, InputError, MemoryLabError
+from .extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from .journal import Plan
+from .manager import _marks, memory_id_for, stamped
 from .schema import MemoryRecord, Message, validate_identifier, validate_text
 
 if TYPE_CHECKING:
     from .manager import MemoryManager
 
-Extractor = Callable[..., list[Fact]]
+Extractor = Callable[..., "list[Fact] | Extraction"]
 Progress = Callable[[int, int], None]
 
 CANDIDATES = 5
@@ -53,9 +64,24 @@ OVERFETCH = 4
 
 
 def fact_id_for(message: Message, fact: Fact) -> str:
-    """Deterministic id of a fact of a message: the same message ingested twice gives the same ids."""
-    key = f"{message.tenant_id}\x1f{message.user_id}\x1f{message.id}\x1f{fact.text}"
+    """Deterministic id of a fact of a message: the same message ingested twice gives the same ids; another
+    message (another identity, see :func:`memory.manager.memory_id_for`) saying the same gives other ids."""
+    key = f"{message.tenant_id}\x1f{message.user_id}\x1f{memory_id_for(message)}\x1f{fact.text}"
     return "fact-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+class IngestFailed(MemoryLabError):
+    """Some messages of an ``ingest_many`` call failed; every other message was stored."""
+
+    def __init__(self, failures: list[tuple[Message, BaseException]], entries: list["LogEntry"]) -> None:
+        self.failures = failures
+        """(message, the exception that failed it), in input order."""
+        self.entries = entries
+        """The decision-log entries of the messages that were stored."""
+        names = "; ".join(f"{m.id!r}: {type(e).__name__}: {e}" for m, e in failures[:5])
+        more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
+        super().__init__(f"{len(failures)} message(s) failed and were not stored ({names}{more}); "
+                         f"the others were stored")
 
 
 @dataclass(frozen=True)
@@ -78,12 +104,14 @@ class LogEntry:
     """When the decision was taken (the message's time), POSIX seconds."""
     superseded: str = ""
     """For an update: the id of the record it retired."""
+    message_key: str = ""
+    """The message's identity (:func:`memory.manager.memory_id_for`): tells apart messages sharing an id."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "tenant_id": self.tenant_id, "user_id": self.user_id, "message_id": self.message_id,
             "memory_id": self.memory_id, "category": self.category, "context": self.context,
-            "superseded": self.superseded, "at": self.at, **self.decision.to_dict(),
+            "superseded": self.superseded, "at": self.at, "message_key": self.message_key, **self.decision.to_dict(),
         }
 
 
@@ -95,6 +123,18 @@ class _Pending:
     fact: Fact
     memory_id: str
     vector: np.ndarray
+    error: BaseException | None = None
+    """Set when the message's adjudication raised: the message fails alone."""
+
+
+@dataclass
+class _Bounded:
+    """A message not wholly read into facts: its raw record is stored too, and a ``bounded`` entry logged."""
+
+    message: Message
+    read_chars: int
+    long_clauses: int
+    vector: np.ndarray
 
 
 class Ingestor:
@@ -102,18 +142,23 @@ class Ingestor:
 
     Args:
         manager: where facts are stored.
-        extractor: ``extractor(text, max_chars=...) -> [Fact]``; the deterministic
-            :func:`memory.extract.extract_facts` by default (injectable for tests).
+        extractor: ``extractor(text, max_chars=...) -> [Fact] | Extraction``; the deterministic
+            :func:`memory.extract.extract` by default (injectable for tests). It is given the first
+            ``read_chars`` characters of each message (see :func:`memory.extract.read_limit`).
         candidates: stored facts each fact is judged against.
         roles: message roles facts are extracted from (assistant and tool turns speak
             about themselves, not about the user).
         batch_size: messages per batch (one embedding call and one store query per owner).
+        read_chars: characters of a message read into facts (the per-message bound of extraction:
+            its time is linear in this). A longer message is stored whole as a raw record too.
     """
 
     def __init__(
-        self, manager: "MemoryManager", *, extractor: Extractor = extract_facts, candidates: int = CANDIDATES,
-        roles: Sequence[str] = ("user",), batch_size: int = 256,
+        self, manager: "MemoryManager", *, extractor: Extractor = extract, candidates: int = CANDIDATES,
+        roles: Sequence[str] = ("user",), batch_size: int = 256, read_chars: int = DEFAULT_READ_CHARS,
     ) -> None:
+        if read_chars < 1:
+            raise InputError(f"read_chars must be >= 1, got {read_chars}")
         if candidates < 1:
             raise InputError(f"candidates must be >= 1, got {candidates}")
         if batch_size < 1:
@@ -123,6 +168,7 @@ class Ingestor:
         self.candidates = candidates
         self.roles = tuple(roles)
         self.batch_size = batch_size
+        self.read_chars = read_chars
         self._write_lock = threading.Lock()  # one batch at a time through adjudication and writing
         self._queue: queue.Queue[tuple[Message, Future, dict] | None] = queue.Queue()
         self._worker: threading.Thread | None = None
@@ -134,21 +180,33 @@ class Ingestor:
         return self.ingest_many([message])
 
     def ingest_many(self, messages: Sequence[Message], *, progress: Progress | None = None) -> list[LogEntry]:
-        """Ingest messages in order, in batches. Every message is validated first: bad input changes nothing."""
+        """Ingest messages in order, in batches. Every message is validated first: bad input changes nothing.
+
+        A message that fails (an exception while its facts are extracted, embedded or adjudicated)
+        fails alone: every other message is stored, then :class:`IngestFailed` lists the failures.
+        """
         for i, m in enumerate(messages):
             self._validate(m, f"messages[{i}]")
+        messages = stamped(messages, self.manager.clock)
         epochs = self.manager.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[LogEntry] = []
+        failures: list[tuple[Message, BaseException]] = []
         for start in range(0, len(messages), self.batch_size):
-            out += self._ingest_batch(list(messages[start : start + self.batch_size]), epochs)
+            batch = list(messages[start : start + self.batch_size])
+            entries, failed = self._ingest_batch(batch, epochs)
+            out += entries
+            failures += [(m, failed[memory_id_for(m)]) for m in batch if memory_id_for(m) in failed]
             if progress:
                 progress(min(start + self.batch_size, len(messages)), len(messages))
+        if failures:
+            raise IngestFailed(failures, out)
         return out
 
     # --- asynchronous -----------------------------------------------------------------------
     def ingest_async(self, message: Message) -> "Future[list[LogEntry]]":
         """Validate, enqueue and return at once; the future resolves to the message's log entries."""
         self._validate(message, "message")
+        [message] = stamped([message], self.manager.clock)  # accepted now: its time, if it has no id
         future: Future[list[LogEntry]] = Future()
         self._ensure_worker()
         epoch = self.manager.epochs([(message.tenant_id, message.user_id)])
@@ -212,21 +270,22 @@ class Ingestor:
         for _, _, epoch in work:
             epochs.update(epoch)  # one owner's queued messages share an epoch unless an erase came between
         try:
-            entries = self._ingest_batch([m for m, _, e in work if e == {k: epochs[k] for k in e}], epochs)
-        except BaseException as exc:  # every waiting caller learns of the failure
+            entries, failed = self._ingest_batch([m for m, _, e in work if e == {k: epochs[k] for k in e}], epochs)
+        except BaseException as exc:  # the batch itself failed (store, model): every waiting caller learns of it
             for _, fut, _ in work:
                 fut.set_exception(exc)
             return
         now = self.manager.epochs(epochs)
         for message, fut, epoch in work:
-            owner = (message.tenant_id, message.user_id)
-            if epoch[owner] != now[owner] or epoch[owner] != epochs[owner]:
+            owner, key = (message.tenant_id, message.user_id), memory_id_for(message)
+            if key in failed:
+                fut.set_exception(failed[key])
+            elif epoch[owner] != now[owner] or epoch[owner] != epochs[owner]:
                 fut.set_exception(ErasedError(
                     f"({message.tenant_id!r}, {message.user_id!r}) was erased while message {message.id!r} "
                     "was queued; it was not stored"))
             else:
-                fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_id)
-                                == (message.tenant_id, message.user_id, message.id)])
+                fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_key) == (*owner, key)])
 
     # --- inspection -------------------------------------------------------------------------
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
@@ -247,97 +306,174 @@ class Ingestor:
             raise InputError(f"{where} must be a Message, got {type(message).__name__}")
         validate_text(message.content, f"{where} ({message.id}) content", max_chars=self.manager.config.max_message_chars)
 
-    def _ingest_batch(self, messages: list[Message], epochs: dict[tuple[str, str], int] | None = None) -> list[LogEntry]:
+    def _ingest_batch(self, messages: list[Message], epochs: dict[tuple[str, str], int] | None = None
+                      ) -> tuple[list[LogEntry], dict[str, BaseException]]:
+        """Ingest one batch; returns its log entries and the failures by message identity (failed messages
+        change nothing and are not marked ingested, so they can be retried)."""
         manager = self.manager
         if epochs is None:
             epochs = manager.epochs({(m.tenant_id, m.user_id) for m in messages})
         with self._write_lock:
             fresh, replayed = self._split_done(messages)
-            pending = self._extract(fresh)
-            if pending:
-                vectors = manager.embedder.embed([p.fact.text for p in pending])
-                for p, v in zip(pending, vectors):
-                    p.vector = v
+            failed: dict[str, BaseException] = {}
+            pending, bounded = self._extract(fresh, failed)
+            self._embed(pending, bounded, failed)
+            pending = [p for p in pending if memory_id_for(p.message) not in failed]
             entries, added, changed = self._decide(pending)
-            with manager._lock:  # short: the writes only (journaled: see memory.journal)
+            failed.update((memory_id_for(p.message), p.error) for p in pending if p.error is not None)
+            bounded = [b for b in bounded if memory_id_for(b.message) not in failed]
+            stored = [m for m in fresh if memory_id_for(m) not in failed]
+            raws = [(manager.record_for(b.message), b.vector) for b in bounded]
+            entries += [self._bounded_entry(b) for b in bounded]
+            added = added + raws
+            with manager.writing():  # short: the writes only (journaled: see memory.journal)
                 plan = Plan(
                     add=[r for r, _ in added], vectors=np.stack([v for _, v in added]) if added else None,
-                    update=_rebase(manager.store, changed), window=fresh,
+                    update=_rebase(manager.store, changed), window=stored,
                     decisions=[(e.tenant_id, e.user_id, e.message_id, e.at, e.to_dict()) for e in entries],
-                    ingested=[(m.tenant_id, m.user_id, m.id) for m in fresh],
+                    ingested=_marks(stored),
                 )
                 applied = manager.apply(plan, epochs=epochs)
         kept = {(t, u) for t, u, _ in applied.ingested}
-        return replayed + [e for e in entries if (e.tenant_id, e.user_id) in kept]
+        return replayed + [e for e in entries if (e.tenant_id, e.user_id) in kept], failed
 
     def _split_done(self, messages: list[Message]) -> tuple[list[Message], list[LogEntry]]:
-        """Messages not ingested yet (each once), and the logged entries of those that were."""
+        """Messages not ingested yet (each identity once), and the logged entries of those that were."""
         texts = self.manager.store.texts
         fresh = self.manager.not_ingested(messages)
-        fresh_keys = {(m.tenant_id, m.user_id, m.id) for m in fresh}
+        fresh_keys = {memory_id_for(m) for m in fresh}
         replayed, seen = [], set()
         for m in messages:
-            key = (m.tenant_id, m.user_id, m.id)
+            key = memory_id_for(m)
             if key not in fresh_keys and key not in seen:
-                replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)]
+                replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)
+                             if d.get("message_key", key) == key]  # older logs have no key: by id
             seen.add(key)
         return fresh, replayed
 
-    def _extract(self, messages: list[Message]) -> list[_Pending]:
+    def _extract(self, messages: list[Message], failed: dict[str, BaseException]
+                 ) -> tuple[list[_Pending], list[_Bounded]]:
+        """Facts of each message (read up to ``read_chars``); a message whose extraction raises fails alone."""
         out: list[_Pending] = []
+        bounded: list[_Bounded] = []
         for m in messages:
             if m.role not in self.roles:
                 continue
-            ids: set[str] = set()
-            for fact in self.extractor(m.content, max_chars=self.manager.config.max_message_chars):
-                fid = fact_id_for(m, fact)
-                if fid not in ids:
-                    ids.add(fid)
-                    out.append(_Pending(m, fact, fid, np.zeros(0, dtype=np.float32)))
-        return out
+            try:
+                cut = read_limit(m.content, self.read_chars)
+                result = self.extractor(m.content[:cut], max_chars=self.manager.config.max_message_chars)
+                facts = result.facts if isinstance(result, Extraction) else list(result)
+                long_clauses = result.long_clauses if isinstance(result, Extraction) else 0
+                mine = {fact_id_for(m, f): f for f in facts}  # in order, each fact once
+            except Exception as exc:  # this message fails alone
+                failed[memory_id_for(m)] = exc
+                continue
+            if cut < len(m.content) or long_clauses:
+                bounded.append(_Bounded(m, cut, long_clauses, np.zeros(0, dtype=np.float32)))
+            out += [_Pending(m, f, fid, np.zeros(0, dtype=np.float32)) for fid, f in mine.items()]
+        return out, bounded
+
+    def _embed(self, pending: list[_Pending], bounded: list[_Bounded], failed: dict[str, BaseException]) -> None:
+        """One embedding call for the batch; if it raises, one call per message, and a message whose call
+        raises fails alone."""
+        items: list[_Pending | _Bounded] = [*pending, *bounded]
+        if not items:
+            return
+        embed = self.manager.embedder.embed
+        try:
+            vectors = embed([_text_of(x) for x in items])
+        except Exception:
+            vectors = None
+        if vectors is not None:
+            for x, v in zip(items, vectors):
+                x.vector = v
+            return
+        by_message: dict[str, list[_Pending | _Bounded]] = {}
+        for x in items:
+            by_message.setdefault(memory_id_for(x.message), []).append(x)
+        for key, mine in by_message.items():
+            try:
+                for x, v in zip(mine, embed([_text_of(x) for x in mine])):
+                    x.vector = v
+            except Exception as exc:
+                failed[key] = exc
+
+    def _bounded_entry(self, b: _Bounded) -> LogEntry:
+        m = b.message
+        at = m.timestamp if m.timestamp is not None else self.manager.clock()
+        skipped = f", {b.long_clauses} clause(s) too long to be a fact not read" if b.long_clauses else ""
+        reason = (f"Facts were read from the first {b.read_chars:,} of {len(m.content):,} characters"
+                  f" (read_chars={self.read_chars:,}){skipped}; the whole turn is stored as a raw record.")
+        reason_zh = (f"只从全部 {len(m.content):,} 个字符中的前 {b.read_chars:,} 个提取事实"
+                     f"{'，另有过长的子句未读' if b.long_clauses else ''}；整条消息已作为原始记录保存。")
+        decision = Decision(f"({len(m.content):,}-character turn, stored raw)", None, None, "", "bounded",
+                            reason, reason_zh)
+        return LogEntry(m.tenant_id, m.user_id, m.id, memory_id_for(m), "", "", decision, at,
+                        message_key=memory_id_for(m))
 
     def _decide(self, pending: list[_Pending]
                 ) -> tuple[list[LogEntry], list[tuple[MemoryRecord, np.ndarray]], list[tuple[MemoryRecord, MemoryRecord]]]:
-        """Adjudicate every fact in order; returns log entries, records to add and (as read, as changed) stored records."""
+        """Adjudicate every fact in order; returns log entries, records to add and (as read, as changed) stored records.
+
+        The facts of one message are decided together: if one raises, the message's other decisions
+        are undone and the message fails alone (the exception is set on its facts' ``error``).
+        """
         cfg = self.manager.config
         stored = self._stored_candidates(pending)
         entries: list[LogEntry] = []
         added: dict[str, tuple[MemoryRecord, np.ndarray]] = {}
         changed: dict[str, MemoryRecord] = {}
         shelf: dict[tuple[str, str, str], list[str]] = {}  # (tenant, user, category) -> ids added in this batch
+        groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
-            owner = (p.message.tenant_id, p.message.user_id)
-            pool = [(changed.get(r.memory_id, r), s) for r, s in stored[i]
-                    if r.category == p.fact.category and r.memory_id.startswith("fact-")]
-            for mid in shelf.get((*owner, p.fact.category), ()):
-                r, v = added[mid]
-                pool.append((r, float(v @ p.vector)))
-            pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id != p.memory_id]
-            pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
-            pool = pool[: self.candidates]
-            by_id = {r.memory_id: r for r, _ in pool}
-            decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg)
-            at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
-            target = by_id.get(decision.candidate.id) if decision.candidate else None
-            memory_id, superseded = p.memory_id, ""
-            if decision.decision == "duplicate" and target is not None:
-                bumped = replace(target, access_count=target.access_count + 1,
-                                 last_verified_at=max(target.last_verified_at, at),
-                                 source_message_ids=_with(target.source_message_ids, p.message.id))
-                self._keep(bumped, added, changed)
-                memory_id = target.memory_id
-            else:
-                record = self._record(p, at)
-                if decision.decision == "update" and target is not None:
-                    record.version, record.supersedes = target.version + 1, target.memory_id
-                    self._keep(replace(target, is_deprecated=True, superseded_by=record.memory_id), added, changed)
-                    superseded = target.memory_id
-                added[record.memory_id] = (record, p.vector)
-                shelf.setdefault((*owner, p.fact.category), []).append(record.memory_id)
-            entries.append(LogEntry(owner[0], owner[1], p.message.id, memory_id, p.fact.category, p.fact.context,
-                                    decision, at, superseded))
+            groups.setdefault(memory_id_for(p.message), []).append(i)
+        for key, idx in groups.items():
+            saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
+            try:
+                for i in idx:
+                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf))
+            except Exception as exc:  # this message fails alone: undo its decisions
+                added, changed, shelf = saved[0], saved[1], saved[2]
+                del entries[saved[3]:]
+                for i in idx:
+                    pending[i].error = exc
         read = {r.memory_id: r for row in stored for r, _ in row}
         return entries, list(added.values()), [(read[i], c) for i, c in changed.items()]
+
+    def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
+                    added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
+                    shelf: dict[tuple[str, str, str], list[str]]) -> LogEntry:
+        """Adjudicate one fact against its candidates and apply the decision to this batch's changes."""
+        owner = (p.message.tenant_id, p.message.user_id)
+        pool = [(changed.get(r.memory_id, r), s) for r, s in stored
+                if r.category == p.fact.category and r.memory_id.startswith("fact-")]
+        for mid in shelf.get((*owner, p.fact.category), ()):
+            r, v = added[mid]
+            pool.append((r, float(v @ p.vector)))
+        pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id != p.memory_id]
+        pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
+        pool = pool[: self.candidates]
+        by_id = {r.memory_id: r for r, _ in pool}
+        decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg)
+        at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
+        target = by_id.get(decision.candidate.id) if decision.candidate else None
+        memory_id, superseded = p.memory_id, ""
+        if decision.decision == "duplicate" and target is not None:
+            bumped = replace(target, access_count=target.access_count + 1,
+                             last_verified_at=max(target.last_verified_at, at),
+                             source_message_ids=_with(target.source_message_ids, p.message.id))
+            self._keep(bumped, added, changed)
+            memory_id = target.memory_id
+        else:
+            record = self._record(p, at)
+            if decision.decision == "update" and target is not None:
+                record.version, record.supersedes = target.version + 1, target.memory_id
+                self._keep(replace(target, is_deprecated=True, superseded_by=record.memory_id), added, changed)
+                superseded = target.memory_id
+            added[record.memory_id] = (record, p.vector)
+            shelf.setdefault((*owner, p.fact.category), []).append(record.memory_id)
+        return LogEntry(owner[0], owner[1], p.message.id, memory_id, p.fact.category, p.fact.context,
+                        decision, at, superseded, message_key=memory_id_for(p.message))
 
     @staticmethod
     def _keep(record: MemoryRecord, added: dict, changed: dict) -> None:
@@ -405,9 +541,13 @@ def _with(ids: list[str], new_id: str) -> list[str]:
     return list(ids) if new_id in ids else [*ids, new_id]
 
 
+def _text_of(item: "_Pending | _Bounded") -> str:
+    return item.fact.text if isinstance(item, _Pending) else item.message.content
+
+
 def _entry_from_log(d: dict[str, Any]) -> LogEntry:
     cand = d.get("candidate")
     decision = Decision(d["fact"], CandidateRef(cand["id"], cand["text"]) if cand else None, d.get("similarity"),
                         d["plain_rule"], d["decision"], d["reason"], d.get("reason_zh", ""))
     return LogEntry(d["tenant_id"], d["user_id"], d["message_id"], d["memory_id"], d["category"], d["context"],
-                    decision, d["at"], d.get("superseded", ""))
+                    decision, d["at"], d.get("superseded", ""), d.get("message_key", ""))

@@ -9,6 +9,7 @@ domains) and the normalisers that make "half a million" equal "500,000" and
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -161,14 +162,23 @@ _NUM_WORD = r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
 _EN_WORDS_NUMBER = re.compile(rf"\b(?:{_NUM_WORD}[\s-]+)*(?:{_NUM_WORD})\b")
 
 
+MAX_WORD_NUMBER_DIGITS = 30
+"""A spelled-out number ("one hundred hundred ...") whose value would pass this many digits is left as words."""
+
+
 def words_to_int(text: str) -> int | None:
-    """'half a million' -> 500000, 'twelve' -> 12, 'three hundred thousand' -> 300000; None if not a number."""
+    """'half a million' -> 500000, 'twelve' -> 12, 'three hundred thousand' -> 300000; None if not a number.
+
+    None too when the value would have more than MAX_WORD_NUMBER_DIGITS digits (a run of "hundred"s
+    is not a quantity anyone says), so the arithmetic stays small for any input.
+    """
     words = [w for w in re.split(r"[\s-]+", text.lower().strip()) if w and w != "and"]
     if not words or words in (["a"], ["half"]):
         return None
     if words[0] == "half" and len(words) >= 2:  # "half a million"
         rest = words_to_int(" ".join(w for w in words[1:] if w != "a") or "one")
         return None if rest is None else rest // 2
+    limit = 10 ** MAX_WORD_NUMBER_DIGITS
     total, current, seen = 0, 0, False
     for w in words:
         if w == "a":
@@ -188,18 +198,50 @@ def words_to_int(text: str) -> int | None:
             seen = True
         else:
             return None
+        if total >= limit or current >= limit:
+            return None
     return total + current if seen else None
 
 
+def decimal_token(number: str, scale: int = 1) -> str:
+    """Digits (commas and one decimal point allowed) times ``scale``, rounded half to even, as ``n<digits>``.
+
+    Exact for any length (decimal arithmetic at the number's own precision: no float, so no
+    overflow at 309 digits and no lost digits past 17; no int, so no limit on digits converted):
+    ``decimal_token("1,500")`` is ``n1500``, ``decimal_token("1.5", 10_000)`` is ``n15000``.
+    """
+    d = Decimal(number.replace(",", ""))
+    with localcontext() as ctx:
+        ctx.prec = len(number) + len(str(scale)) + 2
+        ctx.Emax = ctx.prec + 10  # room for the number's own digits, whatever their count
+        rounded = (d * scale).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+    return "n" + format(rounded, "f")
+
+
+_ZH_SCALE = {"": 1, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+
+
 def zh_to_int(text: str) -> int | None:
-    """'五十万' -> 500000, '50万' -> 500000, '十二' -> 12, '1500' -> 1500, '1.5万' -> 15000; None if not a number."""
+    """'五十万' -> 500000, '50万' -> 500000, '十二' -> 12, '1500' -> 1500, '1.5万' -> 15000; None if not a number.
+
+    For Arabic digits of any length use :func:`zh_number_token` (a digit string, no int limit).
+    """
+    token = zh_number_token(text)
+    if token is None or len(token) > 1 + MAX_WORD_NUMBER_DIGITS:
+        return None
+    return int(token[1:])
+
+
+def zh_number_token(text: str) -> str | None:
+    """``n<digits>`` of a Chinese number ('五十万', '50万', '1.5万', '1500'), exact for any length; None if not one."""
     text = text.strip()
     if not text:
         return None
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([万亿千百]?)", text.replace(",", ""))
     if m:
-        scale = {"": 1, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}[m.group(2)]
-        return int(round(float(m.group(1)) * scale))
+        return decimal_token(m.group(1), _ZH_SCALE[m.group(2)])
+    if len(text) > 3 * MAX_WORD_NUMBER_DIGITS:
+        return None  # numerals spelled out in characters: a quantity is a few of them
     total, section, current = 0, 0, 0
     for ch in text:
         if ch in _ZH_DIGITS:
@@ -212,7 +254,7 @@ def zh_to_int(text: str) -> int | None:
             section, current = 0, 0
         else:
             return None
-    return total + section + current
+    return f"n{total + section + current}"
 
 
 _TIME_EN = re.compile(r"\b(\d{1,2})(?::|\.)(\d{2})\s*(am|pm|a\.m\.|p\.m\.)?|\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)\b|"
@@ -250,10 +292,11 @@ def _en_date(m: re.Match) -> str:
     return f"d{MONTHS_EN.index(month) + 1:02d}{int(day):02d}"
 
 
+_EN_SCALE = {None: 1, "k": 1000, "thousand": 1000, "m": 1_000_000, "million": 1_000_000, "billion": 1_000_000_000}
+
+
 def _en_number(m: re.Match) -> str:
-    value = float(m.group(1).replace(",", ""))
-    scale = {None: 1, "k": 1000, "thousand": 1000, "m": 1_000_000, "million": 1_000_000, "billion": 1_000_000_000}
-    return f"n{int(round(value * scale[m.group(2)]))}"
+    return decimal_token(m.group(1), _EN_SCALE[m.group(2)])
 
 
 def _en_word_number(m: re.Match) -> str:
@@ -291,8 +334,8 @@ def _zh_number(m: re.Match) -> str:
     token = m.group(0)
     if all(ch in "一" for ch in token) and len(token) == 1:
         return token  # a lone 一 is mostly an article ("一只", "一辆")
-    value = zh_to_int(token)
-    return token if value is None else f"n{value}"
+    value = zh_number_token(token)
+    return token if value is None else value
 
 
 def normalize_values_zh(text: str) -> str:

@@ -10,18 +10,21 @@ Every read takes ``tenant_id`` and ``user_id`` and sees only that pair's data.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from contextlib import contextmanager
+from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .config import MemoryConfig
-from .errors import WriteError
+from .errors import ErasedError, WriteError
 from .embedders import Embedder, make_embedder
 from .journal import Plan
 from .recall import Candidates, govern
@@ -41,10 +44,52 @@ RETRIES = 3
 """How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
 
+@lru_cache(maxsize=1024)  # the write path asks for a message's identity many times per batch
 def memory_id_for(message: Message) -> str:
-    """Deterministic record id of a message, so re-adding the same message is a no-op."""
-    key = f"{message.tenant_id}\x1f{message.user_id}\x1f{message.id}"
-    return "mem-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+    """Deterministic record id of a message: the message's identity, so a true retry is a no-op.
+
+    The identity is (tenant, user, session, message id, content), plus the timestamp when the
+    message id was derived from the content (a message built without an id):
+
+    * a true retry (same id, same session, same content) has the same id: stored once;
+    * the same message id in another session, or with other content, is another message: it is
+      kept apart, never dropped, and never answered with the other message's record;
+    * a message without an id that repeats an earlier turn ("budget is 300", "200", "300") is
+      a new turn when its time differs (see :func:`stamped`), so a restated value is stored.
+
+    Also the commit mark of the write path (see :meth:`MemoryManager.not_ingested`) and the base of
+    fact ids (:func:`memory.ingest.fact_id_for`).
+    """
+    content = hashlib.sha1(message.content.encode("utf-8")).hexdigest()
+    parts = [message.tenant_id, message.user_id, message.session_id, message.id, content]
+    if _derived_id(message):
+        parts.append(repr(None if message.timestamp is None else float(message.timestamp)))
+    return "mem-" + hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:20]
+
+
+def stamped(messages: Sequence[Message], clock: Callable[[], float]) -> list[Message]:
+    """The messages, each one without an id and without a timestamp given the time it is accepted.
+
+    Such a message is identified by its content and its time (:func:`memory_id_for`); stamping it
+    when it is accepted makes saying the same thing again a new turn. Times given here increase
+    strictly within one call, so two equal turns in one call are two turns. A retry of a message
+    without an id is therefore a new turn too: give messages ids (or timestamps) to make retries
+    idempotent.
+    """
+    out: list[Message] = []
+    last = float("-inf")
+    for m in messages:
+        if m.timestamp is None and _derived_id(m):
+            last = max(float(clock()), math.nextafter(last, math.inf))
+            m = replace(m, timestamp=last)
+        out.append(m)
+    return out
+
+
+def _derived_id(message: Message) -> bool:
+    """Was the message's id derived from its content (schema.Message without an id)?"""
+    digest = hashlib.sha1(f"{message.tenant_id}\x1f{message.user_id}\x1f{message.content}".encode()).hexdigest()
+    return message.id == f"msg-{digest[:16]}"
 
 
 class MemoryManager:
@@ -94,48 +139,68 @@ class MemoryManager:
         return self.add_many([message])[0]
 
     def add_many(self, messages: Sequence[Message], *, progress: Progress | None = None, batch_size: int = 64) -> list[MemoryRecord]:
-        """Add messages in order, embedding them in batches. Already-stored messages are skipped (idempotent).
+        """Add messages in order, embedding them in batches; returns each message's record.
 
-        Every message is validated before anything is written, so bad input leaves the store as it was.
+        A true retry (same id, session and content: see :func:`memory_id_for`) is skipped and
+        answered with the stored record; any other message is stored, as its own record. Every
+        message is validated before anything is written, so bad input leaves the store as it was.
         Each batch is journaled (see :mod:`memory.journal`), so a crash leaves every message either
-        fully stored or absent.
+        fully stored or absent. Messages of a user erased while this call ran are dropped (the
+        erasure is a barrier): every other message is stored, then ErasedError names the dropped.
         """
         for i, m in enumerate(messages):
             if not isinstance(m, Message):
                 raise TypeError(f"messages[{i}] must be a Message, got {type(m).__name__}")
             validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=self.config.max_message_chars)
+        messages = stamped(messages, self.clock)
         epochs = self.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[MemoryRecord] = []
+        dropped: list[Message] = []
         for start in range(0, len(messages), batch_size):
             batch = messages[start : start + batch_size]
             fresh = self.not_ingested(batch)
-            records = [self._record_for(m) for m in fresh]
+            records = [self.record_for(m) for m in fresh]
             vectors = self.embedder.embed([r.content for r in records]) if records else None
-            self.apply(Plan(add=records, vectors=vectors, window=fresh,
-                            ingested=[(m.tenant_id, m.user_id, m.id) for m in fresh]), epochs=epochs)
+            applied = self.apply(Plan(add=records, vectors=vectors, window=fresh,
+                                      ingested=_marks(fresh)), epochs=epochs)
+            erased = {(t, u) for t, u, _ in _marks(fresh)} - {(t, u) for t, u, _ in applied.ingested}
             by_id = {r.memory_id: r for r in records}
             for m in batch:
-                rid = memory_id_for(m)
-                if rid in by_id:
+                rid, owner = memory_id_for(m), (m.tenant_id, m.user_id)
+                if owner in erased:
+                    dropped.append(m)
+                elif rid in by_id:
                     out.append(by_id[rid])
-                else:
+                else:  # a retry: its stored record, unless the user was erased meanwhile
                     found = self.store.get([rid], tenant_id=m.tenant_id, user_id=m.user_id)
                     if rid in found:
                         out.append(found[rid])
+                    elif self.epochs([owner])[owner] != epochs[owner]:
+                        dropped.append(m)
             if progress:
                 progress(min(start + batch_size, len(messages)), len(messages))
+        if dropped:
+            owners = sorted({(m.tenant_id, m.user_id) for m in dropped})
+            names = ", ".join(repr(m.id) for m in dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+            raise ErasedError(
+                f"{', '.join(f'({t!r}, {u!r})' for t, u in owners)} erased while add_many ran: "
+                f"{len(dropped)} message(s) not stored ({names}); the other {len(out)} were stored")
         return out
 
     # --- the journaled write --------------------------------------------------
     def not_ingested(self, messages: Sequence[Message]) -> list[Message]:
-        """The messages (first occurrence of each) that are not fully ingested yet."""
+        """The messages (first occurrence of each identity) that are not fully ingested yet.
+
+        A message is ingested when the commit mark of its identity (:func:`memory_id_for`) is set:
+        the same message id in another session, or with other content, is not taken for it.
+        """
         by_owner: dict[tuple[str, str], list[str]] = {}
         for m in messages:
-            by_owner.setdefault((m.tenant_id, m.user_id), []).append(m.id)
-        done = {(t, u, mid) for (t, u), ids in by_owner.items() for mid in self.store.texts.ingested(t, u, ids)}
+            by_owner.setdefault((m.tenant_id, m.user_id), []).append(memory_id_for(m))
+        done = {(t, u, key) for (t, u), keys in by_owner.items() for key in self.store.texts.ingested(t, u, keys)}
         fresh, seen = [], set()
         for m in messages:
-            key = (m.tenant_id, m.user_id, m.id)
+            key = (m.tenant_id, m.user_id, memory_id_for(m))
             if key not in done and key not in seen:
                 fresh.append(m)
             seen.add(key)
@@ -212,7 +277,8 @@ class MemoryManager:
                 self._apply_journaled(seq, Plan.from_json(data))
             return len(pending)
 
-    def _record_for(self, m: Message) -> MemoryRecord:
+    def record_for(self, m: Message) -> MemoryRecord:
+        """The long-term record a message is stored as by :meth:`add` (a raw turn, not a distilled fact)."""
         ts = float(m.timestamp) if m.timestamp is not None else self.clock()
         return MemoryRecord(
             memory_id=memory_id_for(m), tenant_id=m.tenant_id, user_id=m.user_id, content=m.content,
@@ -399,6 +465,13 @@ def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 
             if attempt == attempts - 1:
                 raise
             time.sleep(pause * (2**attempt))
+
+
+def _marks(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
+    """Commit marks of messages: their identity (what :meth:`MemoryManager.not_ingested` reads) and their id
+    (for readers that look a message up by the id the caller gave it)."""
+    return [mark for m in messages for mark in ((m.tenant_id, m.user_id, memory_id_for(m)),
+                                                (m.tenant_id, m.user_id, m.id))]
 
 
 def format_context(summary: str, recent: Sequence[Message], memories: Sequence[Hit]) -> str:
