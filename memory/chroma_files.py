@@ -71,10 +71,14 @@ def segments(folder: Path, collection_id: str) -> list[tuple[str, str]]:
                                                  (collection_id,))]
 
 
-def purge_collection(client: Any, folder: Path, name: str) -> int:
+def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes] = ()) -> int:
     """Delete one collection so that none of its rows or index files survive; returns its record count.
 
     ``folder`` is the embedded client's ``chroma`` folder. A collection that does not exist is a no-op (0).
+    ``traces`` are byte strings of the collection (its vector ids, its vectors): when Chroma's own page
+    reuse left one of them in ``chroma.sqlite3`` after the targeted deletes (SQLite reuses a freed page
+    inside a transaction without clearing it), the file is rebuilt with VACUUM, the one cost here that
+    is the file's size rather than the collection's (see :func:`file_holds`).
     """
     try:
         collection = client.get_collection(name)
@@ -102,7 +106,16 @@ def purge_collection(client: Any, folder: Path, name: str) -> int:
     client.delete_collection(name)
     for seg, _ in segs:
         wipe_folder(folder / seg)
+    if traces and file_holds(folder / SQLITE_NAME, traces):
+        with _connect(folder) as db:
+            db.execute("VACUUM")
     return count
+
+
+def file_holds(path: Path, needles: list[bytes]) -> bool:
+    """Whether any of ``needles`` occurs in the file (read once; a plain byte search)."""
+    data = Path(path).read_bytes()
+    return any(n in data for n in needles)
 
 
 def _rewrite_log(db: sqlite3.Connection) -> None:

@@ -230,7 +230,9 @@ class MemoryStore:
         if name is None:
             return 0
         self._handles.pop(name, None)
-        return self._delete_collection(name)
+        traces = [v.encode("ascii") for v in self.texts.vector_ids(tenant_id, user_id)]
+        traces += [b for b in self.texts.vectors(tenant_id, user_id)[1] if b]
+        return self._delete_collection(name, traces=traces)
 
     def drop(self) -> None:
         """Delete this workspace entirely: every owner's collection and the text file (best effort, never raises)."""
@@ -436,11 +438,11 @@ class MemoryStore:
             self._handles.pop(name, None)
             self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
 
-    def _delete_collection(self, name: str) -> int:
+    def _delete_collection(self, name: str, *, traces: list[bytes] = ()) -> int:
         self._handles.pop(name, None)
         folder = self.chroma_dir
         if folder is not None:
-            return purge_collection(self.client, folder, name)
+            return purge_collection(self.client, folder, name, traces=traces)
         try:
             handle = self.client.get_collection(name)
         except Exception:  # noqa: BLE001 - already gone
