@@ -6,11 +6,15 @@ import json
 import os
 import platform
 import resource
+import socket
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -51,6 +55,43 @@ def write_results(name: str, data: dict[str, Any], table: str) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     (RESULTS / f"{name}.md").write_text(table + "\n", encoding="utf-8")
     return path
+
+
+def chroma_executable() -> str:
+    """The ``chroma`` command installed with chromadb, beside this interpreter (not looked up on PATH)."""
+    exe = Path(sys.executable).parent / "chroma"
+    if not exe.exists():
+        raise FileNotFoundError(f"no chroma command beside {sys.executable} (chromadb is in requirements.txt)")
+    return str(exe)
+
+
+@contextmanager
+def chroma_server(folder: Path, *, timeout: float = 120.0) -> Iterator[int]:
+    """A real ``chroma run`` on a free loopback port with its data in ``folder``; yields the port, then stops it."""
+    from memory.chroma_files import prepare_folder
+    from memory.heap import PROCESS_ENV
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prepare_folder(Path(folder))  # auto_vacuum before the server creates its database (memory/chroma_files.py)
+    proc = subprocess.Popen([chroma_executable(), "run", "--path", str(folder), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=os.environ | PROCESS_ENV)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("chroma run did not start") from None
+                time.sleep(0.5)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 class SyntheticEmbedder:

@@ -1,34 +1,41 @@
-"""Governed recall latency vs a raw Chroma query with the same where and n_results; blind vs governed.
+"""Governed recall latency against its limit, the exact numpy scan of the user's own vectors.
 
-Stores N synthetic memories (random unit vectors, so the benchmark measures the store and the
-engine, not the model) for 100 users in 10 tenants, then times, in alternating order on the same
-store, with the query already embedded in every case:
+Stores N synthetic memories (random unit vectors from text hashes, so the benchmark measures the store
+and the engine, not the model) for 100 users in 10 tenants, every 17th deprecated, then times, in
+alternating order on the same store, for random users:
 
-* raw:      collection.query(where=<the governed where>, n_results=top_k*overfetch)
-* governed: MemoryManager.candidates(include_blind=False) + recall.govern (the production path)
-* blind:    the blind query + recall.blind (what "just top-k" costs)
+* scan:     the limit: ``matrix @ q`` and a top-k over that user's vectors, already in memory as numpy
+* governed: ``MemoryManager.retrieve(query, reinforce=False, include_blind=False)``: the production read
+            path, query embedding (synthetic) included, lifecycle, threshold, score, budget
+* raw:      one ``query`` on the user's own Chroma collection (n_results = top_k * overfetch)
 
-Run: python -m bench.recall_latency [--sizes 1000,10000,100000] [--queries 200]
+and a shared-vs-alone column: the same user's governed recall in a store that holds only that user's
+memories, as a ratio to the shared store (where 99% of the data is other owners').
+
+``--server`` runs the same against a real ``chroma run`` on a loopback port (texts in a local folder).
+
+Run: python -m bench.recall_latency [--sizes 100000,1000000] [--queries 300] [--server-sizes 100000]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from memory import MemoryConfig, MemoryManager, StoreLocation
-from memory.recall import blind, govern
 from memory.schema import MemoryRecord
-from memory.store import scope_where
 
-from .common import SyntheticEmbedder, peak_rss_mb, percentiles, write_results
+from .common import SyntheticEmbedder, chroma_server, peak_rss_mb, percentiles, write_results
 
 USERS, TENANTS = 100, 10
 T0 = 1_780_000_000.0
+BATCH = 5000
 
 
 def owner_of(i: int) -> tuple[str, str]:
@@ -36,93 +43,149 @@ def owner_of(i: int) -> tuple[str, str]:
     return f"tenant-{u % TENANTS}", f"user-{u}"
 
 
-def build(n: int, seed: int = 7) -> MemoryManager:
+def build(n: int, location: StoreLocation, *, only: int | None = None, seed: int = 7) -> MemoryManager:
+    """A store of ``n`` memories spread over USERS owners (``only``: keep just that user's share), written
+    owner by owner in batches of up to BATCH (one collection write per batch)."""
     mm = MemoryManager(MemoryConfig(top_k=5, overfetch=4, threshold=0.0), embedder=SyntheticEmbedder(),
-                       location=StoreLocation(), workspace=f"bench-{n}-{int(time.time())}")
-    rng = np.random.default_rng(seed)
-    batch = 5000
-    for start in tqdm(range(0, n, batch), desc=f"storing {n:,}", unit="batch", leave=False):
-        idx = range(start, min(start + batch, n))
-        vecs = rng.standard_normal((len(idx), 384)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        records = []
-        for i in idx:
-            t, u = owner_of(i)
-            records.append(MemoryRecord(memory_id=f"r{i}", tenant_id=t, user_id=u, content=f"memory {i} of {u}",
-                                        created_at=T0 + i, last_accessed_at=T0 + i, is_deprecated=(i % 17 == 0)))
-        mm.store.add(records, vecs)
+                       location=location, workspace=f"bench-{n}-{only}-{time.time_ns()}")
+    users = range(USERS) if only is None else [only]
+    bar = tqdm(total=n if only is None else len(range(only, n, USERS)), unit="memory", leave=False,
+               desc=f"storing {n:,}" + (f" (user {only} only)" if only is not None else ""))
+    for user in users:
+        rng = np.random.default_rng(seed * 1000 + user)
+        mine = range(user, n, USERS)
+        for start in range(0, len(mine), BATCH):
+            idx = mine[start : start + BATCH]
+            vecs = rng.standard_normal((len(idx), 384)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            t, u = owner_of(user)
+            records = [MemoryRecord(memory_id=f"r{i}", tenant_id=t, user_id=u, content=f"memory {i} of {u}",
+                                    created_at=T0 + i, last_accessed_at=T0 + i, is_deprecated=(i % 17 == 0))
+                       for i in idx]
+            mm.store.add(records, vecs)
+            bar.update(len(idx))
+    bar.close()
     return mm
 
 
-def measure(mm: MemoryManager, queries: int, seed: int = 11) -> dict:
-    rng = np.random.default_rng(seed)
+def _owner_matrix(mm: MemoryManager, t: str, u: str) -> np.ndarray:
+    return mm.store.owner_vectors(t, u)[1]
+
+
+def measure(mm: MemoryManager, queries: int, *, users: list[int], seed: int = 11) -> dict:
     cfg = mm.config
     n = cfg.top_k * cfg.overfetch
     now = T0 + 10**7
-    times = {"raw": [], "governed": [], "blind": []}
+    matrices = {u: _owner_matrix(mm, *owner_of(u)) for u in users}
+    times: dict[str, list[float]] = {"scan": [], "governed": [], "raw": []}
+    rng = np.random.default_rng(seed)
     for q in tqdm(range(queries), desc="querying", leave=False):
-        vec = rng.standard_normal(384).astype(np.float32)
-        vec /= np.linalg.norm(vec)
-        t, u = owner_of(int(rng.integers(USERS)))
-        where = scope_where(t, u, scope="active", now=now)
+        user = users[int(rng.integers(len(users)))]
+        t, u = owner_of(user)
+        text = f"query {q} {rng.integers(10**9)}"
+        vec = mm.embedder.embed([text])[0]
+        matrix = matrices[user]
+        handle = mm.store.client.get_collection(mm.store.texts.collection_of(t, u))
 
-        def raw():
-            mm.store.collection.query(query_embeddings=vec.reshape(1, -1), n_results=n, where=where,
-                                      include=["metadatas", "distances"])
+        def scan():
+            sims = matrix @ vec
+            top = np.argpartition(-sims, n)[:n]
+            top[np.argsort(-sims[top])]
 
         def governed():
-            c = mm.candidates("q", tenant_id=t, user_id=u, as_of=now, include_blind=False, query_vector=vec)
-            govern(c, cfg)
+            mm.clear_caches()  # the query embedding is paid every time
+            mm.retrieve(text, tenant_id=t, user_id=u, as_of=now, reinforce=False, include_blind=False)
 
-        def blind_only():
-            hot = mm.store.query(vec, tenant_id=t, user_id=u, n=n, scope="hot")
-            from memory.recall import Candidates
-            blind(Candidates("q", t, u, now, hot, []), cfg.top_k)
+        def raw():
+            handle.query(query_embeddings=vec.reshape(1, -1), n_results=n, include=["distances"])
 
-        order = [("raw", raw), ("governed", governed), ("blind", blind_only)]
+        order = [("scan", scan), ("governed", governed), ("raw", raw)]
         if q % 2:
             order.reverse()
         for name, fn in order:
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
-    out = {k: percentiles(v[5:]) for k, v in times.items()}  # first few are warm-up
+    out = {k: percentiles(v[5:]) for k, v in times.items()}  # the first few are warm-up
+    out["ratio_governed_vs_scan_p50"] = out["governed"]["p50_ms"] / out["scan"]["p50_ms"]
     out["ratio_governed_vs_raw_p50"] = out["governed"]["p50_ms"] / out["raw"]["p50_ms"]
-    out["ratio_governed_vs_raw_p95"] = out["governed"]["p95_ms"] / out["raw"]["p95_ms"]
-    out["ratio_governed_vs_blind_p50"] = out["governed"]["p50_ms"] / out["blind"]["p50_ms"]
     return out
 
 
-def run(sizes: list[int], queries: int) -> dict:
+def alone_vs_shared(shared: MemoryManager, n: int, location_for, queries: int) -> dict:
+    """User 0's governed p50 in a store with only user 0's share, and in the shared store (alternating)."""
+    alone = build(n, location_for(f"alone{n}"), only=0)
+    now, cfg = T0 + 10**7, shared.config
+    t, u = owner_of(0)
+    times = {"alone": [], "shared": []}
+    rng = np.random.default_rng(5)
+    for q in tqdm(range(queries), desc="alone vs shared", leave=False):
+        text = f"probe {q} {rng.integers(10**9)}"
+        pair = [("alone", alone), ("shared", shared)]
+        for name, mm in (pair if q % 2 else pair[::-1]):
+            mm.clear_caches()
+            start = time.perf_counter()
+            mm.retrieve(text, tenant_id=t, user_id=u, as_of=now, config=cfg, reinforce=False, include_blind=False)
+            times[name].append(time.perf_counter() - start)
+    out = {k: percentiles(v[5:]) for k, v in times.items()}
+    out["ratio_shared_vs_alone_p50"] = out["shared"]["p50_ms"] / out["alone"]["p50_ms"]
+    alone.store.drop()
+    return out
+
+
+def run_mode(mode: str, sizes: list[int], queries: int, location_for) -> list[dict]:
     rows = []
     for n in sizes:
-        mm = build(n)
-        res = measure(mm, queries)
-        res.update(size=n, peak_rss_mb=peak_rss_mb())
-        rows.append(res)
+        mm = build(n, location_for(f"n{n}"))
+        res = measure(mm, queries, users=list(range(USERS)))
+        res.update(mode=mode, size=n, per_user=n // USERS)
+        res["alone"] = alone_vs_shared(mm, n, location_for, max(queries // 2, 40))
+        res["peak_rss_mb"] = peak_rss_mb()
         mm.store.drop()
         del mm
         gc.collect()
-    table = ["| memories | raw p50 ms | governed p50 ms | governed/raw p50 | governed/raw p95 | blind p50 ms | peak RSS MB |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        rows.append(res)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| store | memories | per user | exact scan p50 ms (limit) | governed p50 ms | governed / scan | "
+             "raw Chroma p50 ms | shared / alone (governed p50) | peak RSS MB |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        table.append(f"| {r['size']:,} | {r['raw']['p50_ms']:.2f} | {r['governed']['p50_ms']:.2f} | "
-                     f"{r['ratio_governed_vs_raw_p50']:.2f} | {r['ratio_governed_vs_raw_p95']:.2f} | "
-                     f"{r['blind']['p50_ms']:.2f} | {r['peak_rss_mb']:.0f} |")
-    write_results("recall_latency", {"users": USERS, "tenants": TENANTS, "queries": queries, "rows": rows},
-                  "\n".join(table))
-    print("\n".join(table))
+        lines.append(f"| {r['mode']} | {r['size']:,} | {r['per_user']:,} | {r['scan']['p50_ms']:.3f} | "
+                     f"{r['governed']['p50_ms']:.2f} | {r['ratio_governed_vs_scan_p50']:.1f} | "
+                     f"{r['raw']['p50_ms']:.2f} | {r['alone']['ratio_shared_vs_alone_p50']:.2f} | "
+                     f"{r['peak_rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
+def run(sizes: list[int], queries: int, server_sizes: list[int], *, name: str = "recall_latency") -> dict:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
+        rows += run_mode("embedded", sizes, queries, lambda tag: StoreLocation(data_dir=Path(tmp) / tag))
+        if server_sizes:
+            with chroma_server(Path(tmp) / "server") as port:
+                rows += run_mode("server", server_sizes, queries, lambda tag: StoreLocation(
+                    data_dir=Path(tmp) / f"srv-{tag}", host="127.0.0.1", port=port))
+    text = table(rows)
+    write_results(name, {"users": USERS, "tenants": TENANTS, "queries": queries, "rows": rows}, text)
+    print(text)
     return {"rows": rows}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.recall_latency")
-    p.add_argument("--sizes", default="1000,10000,100000")
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--quick", action="store_true", help="1,000 and 10,000 memories, 60 queries")
+    p.add_argument("--sizes", default="100000,1000000")
+    p.add_argument("--server-sizes", default="100000")
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--quick", action="store_true", help="10,000 memories embedded and on a server, 80 queries")
     a = p.parse_args(argv)
-    sizes = [1000, 10000] if a.quick else [int(s) for s in a.sizes.split(",")]
-    run(sizes, 60 if a.quick else a.queries)
+    if a.quick:
+        run([10000], 80, [10000])
+    else:
+        run([int(s) for s in a.sizes.split(",") if s], a.queries,
+            [int(s) for s in a.server_sizes.split(",") if s], name="recall_latency_full")
     return 0
 
 

@@ -61,19 +61,24 @@ def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor:
 class _Evidence:
     """What the user had, read before the erasure: the canaries the verification looks for."""
 
-    def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str], vectors: list[bytes]) -> None:
+    def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str],
+                 vectors: list[tuple[str, bytes]]) -> None:
         self.texts = texts
         self.collection = collection
         self.vector_ids = vector_ids
         self.vectors = vectors
+        """(record text, raw vector bytes): a vector is as much the user's as its text is."""
 
     @classmethod
     def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "_Evidence":
         store = manager.store
         found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
         ids, blobs = store.texts.vectors(tenant_id, user_id)
+        contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], tenant_id=tenant_id,
+                                                                user_id=user_id).values()}
+        vectors = [(contents[i], b) for i, b in zip(ids, blobs) if b and i in contents]
         return cls(found, store.texts.collection_of(tenant_id, user_id), store.texts.vector_ids(tenant_id, user_id),
-                   [b for b in blobs[:MAX_VECTOR_PROBES] if b])
+                   vectors)
 
 
 def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
@@ -124,10 +129,11 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
 def _disk_check(manager: "MemoryManager", evidence: _Evidence, *, erased: tuple[str, str]) -> PathCheck:
     shared = _shared_with_others(manager, evidence.texts, erased=erased)
     probes = [c for c in evidence.texts if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
+    vectors = [b for text, b in evidence.vectors if text not in shared]  # the same text has the same vector
     needles: list[bytes] = [p.encode("utf-8") for p in probes] + [v.encode("ascii") for v in evidence.vector_ids]
-    needles += evidence.vectors
+    needles += vectors
     hits = scan_for_bytes(manager.data_dir, needles)
-    detail = (f"{len(probes)} texts, {len(evidence.vector_ids)} vector ids and {len(evidence.vectors)} vectors "
+    detail = (f"{len(probes)} texts, {len(evidence.vector_ids)} vector ids and {len(vectors)} vectors "
               f"searched in every file under {manager.data_dir}")
     if hits:
         detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))

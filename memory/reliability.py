@@ -24,7 +24,7 @@ from .config import MemoryConfig
 from .embedders import Embedder
 from .errors import MemoryLabError
 from .erase import scan_for_bytes
-from .manager import MemoryManager
+from .manager import MemoryManager, memory_id_for
 from .schema import Message
 from .store import StoreLocation
 from .synth import SynthSpec, generate_scenario
@@ -86,11 +86,13 @@ def check_isolation(embedder: Embedder, scale: int, folder: Path) -> Check:
     rng = random.Random(scale)
     check = Check("isolation")
     for owner in owners:
+        own_ids = {memory_id_for(m) for m in msgs if (m.tenant_id, m.user_id) == owner}
         foreign = [m.content for m in msgs if (m.tenant_id, m.user_id) != owner]
         for text in rng.sample(foreign, k=min(len(foreign), 5 * scale)):
             res = mm.retrieve(text, tenant_id=owner[0], user_id=owner[1], reinforce=False)
             hits = res.blind + res.governed + [d.hit for d in res.dropped]
-            check.failures += sum((h.record.tenant_id, h.record.user_id) != owner for h in hits)
+            check.failures += sum((h.record.tenant_id, h.record.user_id) != owner or h.record.memory_id not in own_ids
+                                  for h in hits)
             check.cases += 1
         window = mm.recent(tenant_id=owner[0], user_id=owner[1])
         check.failures += sum((m.tenant_id, m.user_id) != owner for m in window)
@@ -231,10 +233,9 @@ def check_crashes(scale: int, folder: Path, *, rounds: int) -> Check:
     mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=folder), workspace="crash")
     msgs = _scenario(scale, seed=13)
     lost = sum(len(mm.not_ingested([m])) for m in msgs)
-    ids = mm.store.collection.get(include=[])["ids"]
-    texts = {mid for t, u in mm.store.texts.owners() for mid in mm.store.texts.owner_ids(t, u)}
-    orphans = len(set(ids) ^ texts)
-    duplicates = len(ids) - len(set(ids))
+    state = mm.store.consistency()
+    orphans = state["vectors_without_record"] + state["records_without_vector"]
+    duplicates = state["duplicates"]
     check.failures += lost + orphans + duplicates + len(mm.store.texts.journal_pending())
     check.figures.update(messages=len(msgs), records_lost=lost, orphans=orphans, duplicates=duplicates,
                          plans_rolled_forward=recovered)

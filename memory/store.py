@@ -27,7 +27,7 @@ import numpy as np
 from .chroma_files import prepare_folder, purge_collection
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
-from .schema import MemoryRecord, validate_identifier
+from .schema import MemoryRecord, field_values, validate_identifier
 from .textstore import TextStore
 
 HOST_ENV = "MEMORY_CHROMA_HOST"
@@ -47,14 +47,6 @@ LAYOUT = "2"
 Scope = Literal["active", "inactive", "hot", "all"]
 """active: recallable (not deprecated, not archived, not expired). inactive: deprecated or expired,
 not archived. hot: everything but the archive (what blind recall sees). all: everything, archive included."""
-
-_META_FIELDS = (
-    "session_id", "category", "security_level", "created_at", "last_accessed_at", "valid_until",
-    "access_count", "last_verified_at", "importance", "version", "is_deprecated", "superseded_by", "supersedes",
-    "archived", "role", "message_id",
-)
-_TEXT_FIELDS = ("domain_tags", "entities", "context_tags")
-
 
 def similarity_from_distance(distance: float) -> float:
     """Chroma cosine distance (1 - cos) -> cosine similarity in [-1, 1]; higher is more similar."""
@@ -200,7 +192,7 @@ class MemoryStore:
             for owner in _by_owner(records):
                 self.texts.collection_of(*owner, create=True)
             self.texts.put_records([
-                (r.memory_id, r.tenant_id, r.user_id, r.content, _extras(r), _to_meta(r), vectors[i].tobytes())
+                (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r), vectors[i].tobytes())
                 for i, r in enumerate(records)
             ])
 
@@ -218,7 +210,7 @@ class MemoryStore:
         if not records:
             return 0
         return self.texts.update_records([
-            (r.memory_id, r.tenant_id, r.user_id, r.content, _extras(r), _to_meta(r)) for r in records
+            (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r)) for r in records
         ])
 
     def delete_owner(self, tenant_id: str, user_id: str) -> int:
@@ -347,6 +339,19 @@ class MemoryStore:
             return False
         return True
 
+    def consistency(self) -> dict[str, int]:
+        """Compare every owner's collection with the owner's records (an administrative check that reads the
+        whole workspace): vectors without a record, records without a vector, ids held twice."""
+        vectors: list[str] = []
+        records: set[str] = set()
+        for tenant_id, user_id, name in self.texts.collections():
+            handle = self._handle(name, create=False)
+            vectors += handle.get(include=[])["ids"] if handle is not None else []
+            records |= set(self.texts.vector_ids(tenant_id, user_id))
+        held = set(vectors)
+        return {"vectors": len(vectors), "records": len(records), "vectors_without_record": len(held - records),
+                "records_without_vector": len(records - held), "duplicates": len(vectors) - len(held)}
+
     def owners(self) -> list[tuple[str, str]]:
         """Every (tenant_id, user_id) with records (an administrative listing, not a recall path)."""
         return self.texts.record_owners()
@@ -378,7 +383,7 @@ class MemoryStore:
         chunk at a time, until ``n`` are in scope or none is left."""
         order = np.argsort(-sims, kind="stable")
         out: list[tuple[MemoryRecord, float]] = []
-        start, chunk = 0, 2 * n
+        start, chunk = 0, n + 4
         while start < len(order) and len(out) < n:
             part = [ids[j] for j in order[start : start + chunk]]
             found = self.get(part, tenant_id=tenant_id, user_id=user_id)
@@ -528,26 +533,16 @@ def _check_owner(tenant_id: str, user_id: str) -> None:
     validate_identifier(user_id, "user_id")
 
 
-def _extras(r: MemoryRecord) -> dict[str, Any]:
-    return {f: list(getattr(r, f)) for f in _TEXT_FIELDS}
+def _fields(r: MemoryRecord) -> dict[str, Any]:
+    """A record's fields other than its id, owner and content (what the TextStore keeps as JSON)."""
+    out = field_values(r)
+    for name in ("memory_id", "tenant_id", "user_id", "content"):
+        del out[name]
+    return out
 
 
-def _to_meta(r: MemoryRecord) -> dict[str, Any]:
-    meta: dict[str, Any] = {name: getattr(r, name) for name in _META_FIELDS}
-    for name in ("created_at", "last_accessed_at", "valid_until", "importance"):
-        meta[name] = float(meta[name])
-    meta["source_message_ids"] = list(r.source_message_ids)
-    return meta
-
-
-def _record(tenant_id: str, user_id: str, memory_id: str, content: str, extras: dict[str, Any],
-            meta: dict[str, Any]) -> MemoryRecord:
-    kwargs = {name: meta[name] for name in _META_FIELDS if name in meta}
-    return MemoryRecord(
-        memory_id=memory_id, tenant_id=tenant_id, user_id=user_id, content=content,
-        source_message_ids=list(meta.get("source_message_ids", [])),
-        **{f: list(extras.get(f, [])) for f in _TEXT_FIELDS}, **kwargs,
-    )
+def _record(tenant_id: str, user_id: str, memory_id: str, content: str, fields: dict[str, Any]) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=tenant_id, user_id=user_id, content=content, **fields)
 
 
 _PROBE = {"archived": False, "is_deprecated": False, "valid_until": 0.0}

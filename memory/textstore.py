@@ -30,8 +30,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS texts (
     memory_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
-    content TEXT NOT NULL, extras TEXT NOT NULL DEFAULT '{}',
-    meta TEXT NOT NULL DEFAULT '{}', vector BLOB, vector_id TEXT
+    content TEXT NOT NULL, fields TEXT NOT NULL DEFAULT '{}', vector BLOB, vector_id TEXT
 );
 CREATE INDEX IF NOT EXISTS texts_owner ON texts (tenant_id, user_id);
 CREATE INDEX IF NOT EXISTS texts_vector ON texts (vector_id);
@@ -129,9 +128,9 @@ class TextStore:
         return out
 
     # --- records: text, lifecycle metadata and vector of every long-term memory ---------
-    def put_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any], bytes]]
-                    ) -> dict[str, str]:
-        """Insert or replace (memory_id, tenant_id, user_id, content, extras, meta, vector) rows atomically.
+    def put_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], bytes]]) -> dict[str, str]:
+        """Insert or replace (memory_id, tenant_id, user_id, content, fields, vector) rows atomically; ``fields``
+        are the record's other fields (lifecycle metadata, tags), kept as one JSON object.
 
         Returns memory_id -> vector_id (:meth:`vector_id`). Each owner's version is bumped, so cached
         vectors of that owner are reloaded.
@@ -139,9 +138,8 @@ class TextStore:
         with self.transaction():
             out = {m: self.vector_id(m) for m, *_ in rows}
             self._tx(
-                ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (m, t, u, c, _json(x), _json(meta), vec, out[m]))
-                for m, t, u, c, x, meta, vec in rows
+                ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?, ?)", (m, t, u, c, _json(f), vec, out[m]))
+                for m, t, u, c, f, vec in rows
             )
             self._tx(("UPDATE owners SET version = version + 1 WHERE tenant_id = ? AND user_id = ?", o)
                      for o in {(t, u) for _, t, u, *_ in rows})
@@ -154,27 +152,27 @@ class TextStore:
         digest = hmac.new(self._salt, memory_id.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
         return f"v-{digest[:32]}"
 
-    def update_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any]]]) -> int:
-        """Rewrite (memory_id, tenant_id, user_id, content, extras, meta) of records that exist; returns how
-        many did. A record that is gone (erased) is not written back."""
+    def update_records(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> int:
+        """Rewrite (memory_id, tenant_id, user_id, content, fields) of records that exist; returns how many
+        did. A record that is gone (erased) is not written back."""
         with self.transaction():
             before = self._db.total_changes
             self._tx(
-                ("UPDATE texts SET content = ?, extras = ?, meta = ? WHERE memory_id = ? AND tenant_id = ? AND user_id = ?",
-                 (c, _json(x), _json(meta), m, t, u))
-                for m, t, u, c, x, meta in rows
+                ("UPDATE texts SET content = ?, fields = ? WHERE memory_id = ? AND tenant_id = ? AND user_id = ?",
+                 (c, _json(f), m, t, u))
+                for m, t, u, c, f in rows
             )
             return self._db.total_changes - before
 
     def records(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
-                ) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-        """(memory_id, content, extras, meta) of one owner's records: all of them, or those of ``memory_ids``."""
-        sql = "SELECT memory_id, content, extras, meta FROM texts WHERE tenant_id = ? AND user_id = ?"
+                ) -> list[tuple[str, str, dict[str, Any]]]:
+        """(memory_id, content, fields) of one owner's records: all of them, or those of ``memory_ids``."""
+        sql = "SELECT memory_id, content, fields FROM texts WHERE tenant_id = ? AND user_id = ?"
         if memory_ids is None:
             rows = self._rows(sql, (tenant_id, user_id))
         else:
             rows = self._rows_in(sql + " AND memory_id IN ({marks})", (tenant_id, user_id), list(memory_ids))
-        return [(m, c, json.loads(x), json.loads(meta)) for m, c, x, meta in rows]
+        return [(m, c, json.loads(f)) for m, c, f in rows]
 
     def vectors(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
                 ) -> tuple[list[str], list[bytes]]:

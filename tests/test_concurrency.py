@@ -89,6 +89,9 @@ def test_two_processes_on_one_server(chroma_server, tmp_path):
     import chromadb
 
     client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
-    col = client.get_collection("mgl-shared-ws-lexical4096")
-    ids = col.get(include=[])["ids"]
-    assert len(ids) == len(set(ids)) == 40
+    from memory.textstore import TextStore
+
+    ours = [name for path in sorted(tmp_path.glob("text*/text/*.sqlite3"))
+            for _, _, name in TextStore(path).collections()]  # each process registered its owners' collections
+    ids = [i for name in ours for i in client.get_collection(name).get(include=[])["ids"]]
+    assert len(ids) == len(set(ids)) == 40  # no id twice

@@ -96,7 +96,7 @@ def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
     mm.add(Message(tenant_id="acme", user_id="alice", content="hello there", id="a"))
     report = mm.erase_user(tenant_id="acme", user_id="nobody")
     assert report.ok and report.removed["long_term_vectors"] == 0
-X
+    assert report.others_before == report.others_after == 4  # alice: record, window entry, two ingested marks
 
 
 def test_dropping_a_workspace_removes_its_collection_and_text_file(make_manager, tmp_path):

