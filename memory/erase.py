@@ -42,7 +42,7 @@ def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor:
     validate_identifier(user_id, "user_id")
     store, texts = manager.store, manager.store.texts
     owner = (tenant_id, user_id)
-    evidence = _Evidence.collect(manager, tenant_id, user_id)
+    evidence = Evidence.collect(manager, tenant_id, user_id)
 
     removed: dict[str, int] = {"long_term_vectors": store.delete_owner(tenant_id, user_id)}
     counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
@@ -58,7 +58,7 @@ def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor:
     )
 
 
-class _Evidence:
+class Evidence:
     """What the user had, read before the erasure: the canaries the verification looks for."""
 
     def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str],
@@ -70,7 +70,7 @@ class _Evidence:
         """(record text, raw vector bytes): a vector is as much the user's as its text is."""
 
     @classmethod
-    def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "_Evidence":
+    def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "Evidence":
         store = manager.store
         found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
         ids, blobs = store.texts.vectors(tenant_id, user_id)
@@ -95,7 +95,7 @@ def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> lis
     return sorted({t for t in found if t})
 
 
-def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: _Evidence,
+def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: Evidence,
                   disk_scan: bool = True) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
@@ -126,7 +126,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     return checks
 
 
-def _disk_check(manager: "MemoryManager", evidence: _Evidence, *, erased: tuple[str, str]) -> PathCheck:
+def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[str, str]) -> PathCheck:
     shared = _shared_with_others(manager, evidence.texts, erased=erased)
     probes = [c for c in evidence.texts if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
     vectors = [b for text, b in evidence.vectors if text not in shared]  # the same text has the same vector

@@ -29,7 +29,7 @@ from .embedders import Embedder, make_embedder
 from .journal import Plan
 from .recall import Candidates, govern
 from .schema import (
-    Context, EraseReport, Hit, MemoryRecord, Message, RecallResult, field_values, parse_time, validate_identifier,
+    Context, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, field_values, parse_time, validate_identifier,
     validate_text,
 )
 from .store import MemoryStore, Scope, StoreLocation
@@ -435,6 +435,14 @@ class MemoryManager:
             _check_owner(tenant_id, user_id)
             self._epochs[(tenant_id, user_id)] = self._epochs.get((tenant_id, user_id), 0) + 1
             return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor, disk_scan=disk_scan)
+
+    def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = True) -> list[PathCheck]:
+        """What every path holds of one user now: the erasure's own verification, run without erasing."""
+        from .erase import Evidence, verify_erased
+
+        _check_owner(tenant_id, user_id)
+        evidence = Evidence.collect(self, tenant_id, user_id)
+        return verify_erased(self, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
 
     def clear_caches(self) -> int:
         """Drop every cached query embedding; returns how many were dropped."""

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from memory import Message
-from memory.erase import scan_for_bytes, user_texts, verify_erased
+from memory.erase import scan_for_bytes
 
 from lab import engine, figures, state
 from lab.i18n import t
@@ -46,8 +46,7 @@ def _checks(lab: engine.Lab, owner) -> list[dict]:
     key = (lab.data.version, owner)
     cache = lab.data.notes.setdefault(f"{PAGE}.before", {})
     if key not in cache:
-        texts = user_texts(lab.manager, tenant_id=owner[0], user_id=owner[1])
-        checks = verify_erased(lab.manager, tenant_id=owner[0], user_id=owner[1], canaries=texts)
+        checks = lab.manager.audit_user(tenant_id=owner[0], user_id=owner[1])
         cache.clear()
         cache[key] = [c.to_dict() for c in checks]
     return cache[key]

@@ -57,9 +57,9 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
     """The verification is a real re-query: if a path still holds data, the report says so."""
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-left")
-    from memory.erase import _Evidence, verify_erased
+    from memory.erase import Evidence, verify_erased
 
-    evidence = _Evidence.collect(mm, "acme", "guest")
+    evidence = Evidence.collect(mm, "acme", "guest")
     checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence)}
     assert checks["long_term_vectors"] == 1 and checks["long_term_text"] == 6 and checks["owner_registry"] == 1
     assert checks["recent_window"] > 0 and checks["recall"] > 0 and checks["disk"] >= 1
