@@ -28,7 +28,7 @@ class CliError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, no usage block
-        raise CliError(f"{self.prog}: {message}")
+        raise CliError(one_line(f"{self.prog}: {message}", limit=300))
 
 
 def command(name: str):

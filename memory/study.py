@@ -83,7 +83,7 @@ def parse_range(spec: Any, *, name: str, integer: bool = False) -> tuple[Any, ..
             values = [_number(p, name, text) for p in text.split(",")]
     elif isinstance(spec, Iterable):
         items = list(itertools.islice(spec, MAX_SWEEP_POINTS + 1))
-        _at_most(len(items), name, "the sequence" if len(items) <= MAX_SWEEP_POINTS else "the sequence (at least)")
+        _at_most(len(items), name, "the sequence", more=len(items) > MAX_SWEEP_POINTS)
         values = [_number(p, name, spec) if isinstance(p, str) else p for p in items]
     else:
         raise InputError(f"{name}: expected start:stop:step, a comma list or numbers, got {type(spec).__name__}")
@@ -104,9 +104,11 @@ MAX_SWEEP_SETTINGS = 10_000
 """Most settings (threshold x top_k x decay_rate) one sweep may run."""
 
 
-def _at_most(count: int | float, name: str, what: str = "") -> None:
-    if not count <= MAX_SWEEP_POINTS:  # also true for nan
+def _at_most(count: int | float, name: str, what: str = "", *, more: bool = False) -> None:
+    """Raise InputError naming ``name`` when ``count`` values (``more``: more than the limit) is past MAX_SWEEP_POINTS."""
+    if more or not count <= MAX_SWEEP_POINTS:  # also true for nan
         many = f"{count:,.0f}" if count < 1e12 else (f"about {count:.2g}" if math.isfinite(count) else "unboundedly many")
+        many = f"more than {MAX_SWEEP_POINTS:,}" if more else many
         raise InputError(f"{name}: {what or 'the range'} gives {many} values; the limit is {MAX_SWEEP_POINTS:,} "
                          "(use a larger step)")
 
