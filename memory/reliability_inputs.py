@@ -23,6 +23,7 @@ import os
 import random
 import subprocess
 import sys
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,7 +208,8 @@ def library_cases(
     from .study import parse_range, validate_options
     from .synth import SynthSpec
 
-    mm = MemoryManager(MemoryConfig(threshold=0.0), embedder=embedder, location=StoreLocation(), workspace="inputs")
+    mm = MemoryManager(MemoryConfig(threshold=0.0), embedder=embedder, location=StoreLocation(),
+                       workspace=f"inputs-{uuid.uuid4().hex[:10]}")
     mm.add(Message(tenant_id="acme", user_id="alice", id="a1", content="The campaign budget is 300,000 yuan.",
                    timestamp=parse_time("2026-05-01T10:00:00Z", "timestamp")))
     memory_id = mm.records(tenant_id="acme", user_id="alice")[0].memory_id
