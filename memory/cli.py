@@ -212,7 +212,8 @@ def _erase_audit(args: argparse.Namespace) -> int:
     from .safefile import check_folder
     from .store import StoreLocation
 
-    location = StoreLocation(data_dir=check_folder(args.data_dir, what="--data-dir")) if args.data_dir else StoreLocation()
+    data_dir = check_folder(args.data_dir, what="--data-dir") if args.data_dir else None
+    location = StoreLocation(data_dir=data_dir) if data_dir else StoreLocation()
     manager, _ = _loaded_manager(args, MemoryConfig(), location)
     report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli")
     emit(report.to_dict(), as_json=args.json, text=_erase_text)

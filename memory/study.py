@@ -105,10 +105,14 @@ MAX_SWEEP_SETTINGS = 10_000
 
 
 def _at_most(count: int | float, name: str, what: str = "", *, more: bool = False) -> None:
-    """Raise InputError naming ``name`` when ``count`` values (``more``: more than the limit) is past MAX_SWEEP_POINTS."""
+    """Raise InputError naming ``name`` when ``count`` values (``more``: more than that) pass MAX_SWEEP_POINTS."""
     if more or not count <= MAX_SWEEP_POINTS:  # also true for nan
-        many = f"{count:,.0f}" if count < 1e12 else (f"about {count:.2g}" if math.isfinite(count) else "unboundedly many")
-        many = f"more than {MAX_SWEEP_POINTS:,}" if more else many
+        if more:
+            many = f"more than {MAX_SWEEP_POINTS:,}"
+        elif count < 1e12:
+            many = f"{count:,.0f}"
+        else:
+            many = f"about {count:.2g}" if math.isfinite(count) else "unboundedly many"
         raise InputError(f"{name}: {what or 'the range'} gives {many} values; the limit is {MAX_SWEEP_POINTS:,} "
                          "(use a larger step)")
 

@@ -74,7 +74,8 @@ class SynthSpec:
         for name, most in (("users", MAX_USERS), ("tenants", MAX_USERS), ("messages", MAX_MESSAGES)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-                shown = f"a number of {len(str(value))} digits" if isinstance(value, int) and value > 10**12 else repr(value)
+                big = isinstance(value, int) and abs(value) > 10**12  # never str() a 5,000-digit int
+                shown = f"a number of about {int(value.bit_length() * 0.30103) + 1} digits" if big else repr(value)
                 raise InputError(f"{name} must be a whole number in [1, {most:,}], got {shown}")
         if self.users * max(self.messages, 2 * self.users) > MAX_USER_MESSAGES:
             raise InputError(f"users x messages must be at most {MAX_USER_MESSAGES:,} (the queries' forbidden lists "

@@ -26,7 +26,7 @@ def _id(value):
     if isinstance(value, int) and value.bit_length() > 1000:
         return "5000-digits"
     if isinstance(value, dict):
-        return "-".join(f"{k}={_id(v)}" for k, v in value.items())
+        return "-".join(f"{k}={_id(v) or v!r}" for k, v in value.items())
     return None
 
 
@@ -240,8 +240,9 @@ def test_the_largest_allowed_range_and_grid_pass():
     ({"users": 10**12}, "users must be a whole number"),
     ({"messages": MAX_MESSAGES + 1}, "messages must be a whole number in [1, 100,000]"),
     ({"users": 1000, "messages": MAX_MESSAGES}, f"at most {MAX_USER_MESSAGES:,}"),
+    ({"users": HUGE_INT}, "users must be a whole number in [1, 1,000], got a number of about 5000 digits"),
     ({"users": True}, "users must be a whole number"), ({"noise_share": float("nan")}, "noise_share must be in"),
-])
+], ids=_id)
 def test_synth_sizes_are_bounded(kw, fragment):
     with pytest.raises(InputError) as info:
         SynthSpec(**kw)
