@@ -15,8 +15,11 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .config import MemoryConfig
 from .errors import ConfigError, MemoryLabError
+from .safefile import shown
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+MAX_SCALE = 100
+"""Largest ``reliability --scale`` (scale 1 takes about a minute; the work grows with the scale)."""
 
 
 class CliError(Exception):
@@ -25,7 +28,7 @@ class CliError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, no usage block
-        raise CliError(f"{self.prog}: {message}")
+        raise CliError(one_line(f"{self.prog}: {message}", limit=300))
 
 
 def command(name: str):
@@ -160,12 +163,13 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
     from .scenario import load_scenario, replay
     from .schema import validate_identifier
 
-    validate_identifier(args.tenant, "--tenant")
-    validate_identifier(args.user, "--user")
+    args.tenant = validate_identifier(args.tenant, "--tenant")
+    args.user = validate_identifier(args.user, "--user")
     scenario = load_scenario(args.scenario)
     if (args.tenant, args.user) not in scenario.owners():
         known = ", ".join(f"{t}/{u}" for t, u in scenario.owners())
-        raise CliError(f"error: {args.scenario} has no messages of tenant {args.tenant!r} user {args.user!r} (known: {known})")
+        raise CliError(f"error: {shown(args.scenario)} has no messages of tenant {args.tenant!r} user {args.user!r} "
+                       f"(known: {known[:300]})")
     if args.embedder == "minilm":
         print("loading the MiniLM model (once per process)...", file=sys.stderr)
     manager = MemoryManager(config, embedder=make_embedder(args.embedder), location=location, workspace="cli")
@@ -176,13 +180,15 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
 
 @command("recall")
 def _recall(args: argparse.Namespace) -> int:
-    from .schema import validate_text
+    from .schema import parse_time, validate_text
 
     config = config_from_args(args)
-    validate_text(args.query, "query", max_chars=config.max_message_chars)
+    validate_text(args.query, "--query", max_chars=config.max_message_chars)
+    as_of = None if args.as_of is None else parse_time(args.as_of, "--as-of")
     manager, scenario = _loaded_manager(args, config)
     result = manager.retrieve(
-        args.query, tenant_id=args.tenant, user_id=args.user, as_of=args.as_of or scenario.last_time, reinforce=False
+        args.query, tenant_id=args.tenant, user_id=args.user, as_of=scenario.last_time if as_of is None else as_of,
+        reinforce=False,
     )
     data = result.to_dict()
     out = {"query": data["query"], "tenant_id": args.tenant, "user_id": args.user, "config": config.to_dict(),
@@ -203,9 +209,11 @@ def _recall_text(out: dict[str, Any]) -> str:
 
 @command("erase-audit")
 def _erase_audit(args: argparse.Namespace) -> int:
+    from .safefile import check_folder
     from .store import StoreLocation
 
-    location = StoreLocation(data_dir=Path(args.data_dir)) if args.data_dir else StoreLocation()
+    data_dir = check_folder(args.data_dir, what="--data-dir") if args.data_dir else None
+    location = StoreLocation(data_dir=data_dir) if data_dir else StoreLocation()
     manager, _ = _loaded_manager(args, MemoryConfig(), location)
     report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli")
     emit(report.to_dict(), as_json=args.json, text=_erase_text)
@@ -228,6 +236,8 @@ def _reliability(args: argparse.Namespace) -> int:
     from .embedders import make_embedder
     from .reliability import run_report
 
+    if not 1 <= args.scale <= MAX_SCALE:
+        raise CliError(f"error: --scale must be a whole number in [1, {MAX_SCALE}], got {_brief_int(args.scale)}")
     embedder = make_embedder(args.embedder)
     with tqdm(total=4, desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
         def step(name: str) -> None:  # called before each check
@@ -307,15 +317,28 @@ def _dedup_text(report) -> str:
     return "\n".join(lines)
 
 
+def one_line(text: str, *, limit: int = 2000) -> str:
+    """``text`` as one printable line: every character that would start a new line is escaped; long texts cut."""
+    flat = text.translate(_ESCAPES)
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+_ESCAPES = {ord(c): ascii(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _brief_int(value: int) -> str:
+    return f"a number of {len(str(value))} digits" if abs(value) > 10**12 else str(value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except CliError as exc:
-        print(str(exc), file=sys.stderr)
+        print(one_line(str(exc)), file=sys.stderr)
     except (MemoryLabError, ConfigError, KeyError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"error: {message}", file=sys.stderr)
+        print(one_line(f"error: {message}"), file=sys.stderr)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

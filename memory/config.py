@@ -102,6 +102,9 @@ def _check(name: str, value: Any, low: float, high: float, kind: str) -> None:
         raise ConfigError(f"{where} must be a number in [{low}, {high}], got {type(value).__name__} {value!r}")
     if kind == "int" and not isinstance(value, int):
         raise ConfigError(f"{where} must be a whole number in [{low}, {high}], got {value!r}")
+    if isinstance(value, int) and not -(10**15) <= value <= 10**15:  # also never a 5,000-digit int to float
+        digits = int(value.bit_length() * 0.30103) + 1
+        raise ConfigError(f"{where} must be in [{low}, {high}], got a number of about {digits} digits")
     if not math.isfinite(value):
         raise ConfigError(f"{where} must be a finite number in [{low}, {high}], got {value!r}")
     if not low <= value <= high:

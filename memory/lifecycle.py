@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .config import MemoryConfig
 from .errors import InputError
 from .recall import DAY, FREQUENCY_SATURATION
 from .schema import FOREVER, MemoryRecord, iso, parse_time, validate_identifier
@@ -86,13 +87,12 @@ def forget(
     ``decay_rate`` defaults to the manager's config. Archived records keep their text and
     vector (audits and erasure still see them); recall no longer does.
     """
-    validate_identifier(tenant_id, "tenant_id")
-    validate_identifier(user_id, "user_id")
-    if not (isinstance(floor, (int, float)) and 0.0 <= floor <= 1.0):
-        raise InputError(f"floor must be a number in [0, 1], got {floor!r}")
-    if not (isinstance(days, (int, float)) and days >= 0):
-        raise InputError(f"days must be a number >= 0, got {days!r}")
-    rate = manager.config.decay_rate if decay_rate is None else decay_rate
+    tenant_id = validate_identifier(tenant_id, "tenant_id")
+    user_id = validate_identifier(user_id, "user_id")
+    floor = _number(floor, "floor", 0.0, 1.0)
+    days = _number(days, "days", 0.0, math.inf)
+    low, high = MemoryConfig.range_of("decay_rate")
+    rate = manager.config.decay_rate if decay_rate is None else _number(decay_rate, "decay_rate", low, high)
     now = manager.clock() if as_of is None else parse_time(as_of, "as_of")
     with manager.writing():  # read and write under the write lock: an erasure is never undone by this pass
         records = manager.store.records(tenant_id, user_id, scope="hot")
@@ -108,12 +108,28 @@ def set_valid_until(
     manager: "MemoryManager", memory_id: str, *, tenant_id: str, user_id: str, valid_until: float | str
 ) -> MemoryRecord:
     """Give a fact an expiry time; from then on governed recall no longer returns it."""
+    memory_id = validate_identifier(memory_id, "memory_id")
+    tenant_id = validate_identifier(tenant_id, "tenant_id")
+    user_id = validate_identifier(user_id, "user_id")
     until = parse_time(valid_until, "valid_until")
     with manager.writing():  # read and write under the write lock (a concurrent erasure wins: KeyError)
         record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)
         updated = replace(record, valid_until=until)
         manager.store.update([updated])
     return updated
+
+
+def _number(value: Any, name: str, low: float, high: float) -> float:
+    """``value`` as a float in [low, high] (high may be inf); bools, nan and other types raise InputError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{name} must be a number in [{low:g}, {high:g}], got {type(value).__name__}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise InputError(f"{name} must be a number in [{low:g}, {high:g}], got a number too large") from None
+    if math.isnan(number) or not low <= number <= high:
+        raise InputError(f"{name} must be a number in [{low:g}, {high:g}], got {number!r}")
+    return number
 
 
 def version_chain(manager: "MemoryManager", memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:

@@ -7,6 +7,7 @@ the item (``messages[3] (id 'm4')``) and the field. Unknown fields are kept.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -14,9 +15,13 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import DataFileError, MemoryLabError
-from .schema import ROLES, Message, parse_time, validate_identifier
+from .safefile import read_regular_file, shown
+from .config import MemoryConfig
+from .schema import ROLES, Message, parse_time, validate_identifier, validate_text
 
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
+MAX_QUERY_CHARS = MemoryConfig.range_of("max_message_chars")[1]
+"""The longest query a scenario may hold (the engine's own upper bound on a text)."""
 
 
 class _Strict(BaseModel):
@@ -95,39 +100,50 @@ def parse_scenario(raw: bytes | str, *, source: str) -> Scenario:
         parsed = _ScenarioFile.model_validate(data)
     except ValidationError as exc:
         raise DataFileError(_describe(exc, data, source)) from None
+    where = shown(source)
     messages: list[Message] = []
     seen: set[str] = set()
     for i, m in enumerate(parsed.messages):
-        item = f"{source}: messages[{i}] (id {m.id!r})"
-        if m.id in seen:
-            raise DataFileError(f"{item}: field 'id' repeats an earlier message id")
-        seen.add(m.id)
+        item = f"{where}: messages[{i}] (id {m.id[:64]!r})"
         if m.role not in ROLES:
-            raise DataFileError(f"{item}: field 'role' must be one of {', '.join(ROLES)}, got {m.role!r}")
+            raise DataFileError(f"{item}: field 'role' must be one of {', '.join(ROLES)}, got {m.role[:32]!r}")
         if not m.content.strip():
             raise DataFileError(f"{item}: field 'content' is empty")
-        messages.append(_guard(item, lambda m=m: Message(
+        message = _guard(item, lambda m=m: Message(
             tenant_id=m.tenant_id, user_id=m.user_id, content=m.content, role=m.role, id=m.id,
             session_id=m.session_id, timestamp=parse_time(m.timestamp, "timestamp"),
             importance=m.importance, labels=tuple(m.labels),
-        )))
+        ))
+        if message.id in seen:  # ids are compared in NFC form, like every identifier
+            raise DataFileError(f"{item}: field 'id' repeats an earlier message id")
+        seen.add(message.id)
+        messages.append(message)
     owner = {m.id: (m.tenant_id, m.user_id) for m in messages}
+    queries: list[ScenarioQuery] = []
     for i, q in enumerate(parsed.queries):
-        item = f"{source}: queries[{i}] (id {q.id!r})"
-        _guard(item, lambda q=q: (validate_identifier(q.tenant_id, "tenant_id"), validate_identifier(q.user_id, "user_id")))
+        item = f"{where}: queries[{i}] (id {q.id[:64]!r})"
+        q = q.model_copy(update=_guard(item, lambda q=q: {
+            "id": validate_identifier(q.id, "id"),
+            "tenant_id": validate_identifier(q.tenant_id, "tenant_id"),
+            "user_id": validate_identifier(q.user_id, "user_id"),
+            "relevant": [validate_identifier(mid, "relevant") for mid in q.relevant],
+            "forbidden": [validate_identifier(mid, "forbidden") for mid in q.forbidden],
+        }))
         if not q.query.strip():
             raise DataFileError(f"{item}: field 'query' is empty")
+        _guard(item, lambda q=q: validate_text(q.query, "query", max_chars=MAX_QUERY_CHARS))
         if q.as_of is not None:
             _guard(item, lambda q=q: parse_time(q.as_of, "as_of"))
         for name in ("relevant", "forbidden"):
             for mid in getattr(q, name):
                 if mid not in owner:
-                    raise DataFileError(f"{item}: field {name!r} names unknown message id {mid!r}")
+                    raise DataFileError(f"{item}: field {name!r} names unknown message id {mid[:64]!r}")
         for mid in q.relevant:
             if owner[mid] != (q.tenant_id, q.user_id):
                 raise DataFileError(f"{item}: field 'relevant' names {mid!r}, a message of another (tenant, user)")
+        queries.append(q)
     extra = {k: v for k, v in data.items() if k not in _ScenarioFile.model_fields}
-    return Scenario(parsed.name, parsed.language, messages, list(parsed.queries), source, extra)
+    return Scenario(parsed.name, parsed.language, messages, queries, source, extra)
 
 
 def shipped_scenarios() -> dict[str, Path]:
@@ -136,23 +152,83 @@ def shipped_scenarios() -> dict[str, Path]:
 
 
 def read_data_file(path: str | Path, what: str) -> bytes:
-    """The bytes of a data file, or a DataFileError naming the file (``what`` says what kind of file)."""
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise DataFileError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    """The bytes of a data file, or a one-line DataFileError naming the file (``what`` says what kind of file).
+
+    Only a regular file under the size cap is read (see :func:`memory.safefile.read_regular_file`):
+    devices, FIFOs, folders, kernel pseudo-files and oversized files are refused before any byte is read.
+    """
+    return read_regular_file(path, what=what)
 
 
 def _load_json(raw: bytes | str, source: str) -> Any:
+    """Parse JSON text; every malformed input is a one-line DataFileError naming ``source`` (and the item).
+
+    Refused: bytes that are not UTF-8, invalid JSON, ``NaN``/``Infinity`` literals, numbers of more than
+    Python's 4,300 digits, nesting deeper than MAX_JSON_DEPTH, and strings holding a lone surrogate
+    (a ``\\ud800`` escape with no pair: not Unicode text, it cannot be stored or printed).
+    """
+    where = shown(source)
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise DataFileError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+            raise DataFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise DataFileError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise DataFileError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise DataFileError(f"{where}: JSON nested too deeply (the limit is {MAX_JSON_DEPTH} levels)") from None
+    except ValueError as exc:  # a number past the int/str conversion limit, or a NaN/Infinity literal
+        reason = "a number has more than 4,300 digits" if "digits" in str(exc) else str(exc).splitlines()[0][:120]
+        raise DataFileError(f"{where}: unusable JSON value: {reason}") from None
+    _check_tree(data, where, surrogates=_SURROGATE_HINT.search(raw) is not None)
+    return data
+
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of lists and objects a data file may have (LoCoMo needs 5)."""
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _check_tree(data: Any, where: str, *, surrogates: bool) -> None:
+    """Refuse nesting deeper than MAX_JSON_DEPTH and (when ``surrogates``) any string with a lone surrogate,
+    naming the JSON path of the offending item. Iterative: a deep document cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        node, at, depth = stack.pop()
+        if isinstance(node, dict):
+            children = [(_key_path(at, k), v) for k, v in node.items()]
+            if surrogates:
+                for k in node:
+                    _no_surrogate(k, where, f"{at or 'top level'}: a key")
+        elif isinstance(node, list):
+            children = [(f"{at}[{i}]", v) for i, v in enumerate(node)]
+        else:
+            if surrogates and isinstance(node, str):
+                _no_surrogate(node, where, at or "top level")
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            at = at if len(at) <= 80 else at[:40] + "..." + at[-37:]
+            raise DataFileError(f"{where}: {at or 'top level'}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        stack.extend((child, path, depth + 1) for path, child in children)
+
+
+def _key_path(at: str, key: str) -> str:
+    name = key if key.isidentifier() else ascii(key)
+    return f"{at}.{name}" if at else name
+
+
+def _no_surrogate(text: str, where: str, at: str) -> None:
+    m = _SURROGATE.search(text)
+    if m:
+        raise DataFileError(f"{where}: {at}: lone surrogate {ascii(m.group())} at character {m.start()} "
+                            "(not valid Unicode text)")
 
 
 def _guard(item: str, build: Callable[[], Any]) -> Any:

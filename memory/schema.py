@@ -7,6 +7,8 @@ Times are POSIX seconds (UTC) inside the engine and ISO-8601 strings at the edge
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -26,55 +28,104 @@ FOREVER = 253402300799.0
 MAX_ID_CHARS = 256
 
 
+MIN_TIME = -62135596800.0
+"""The earliest time accepted (0001-01-01T00:00:00Z); FOREVER is the latest."""
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def validate_identifier(value: Any, field_name: str) -> str:
-    """Return ``value`` if it is a plain, non-empty, printable string; raise IdentifierError otherwise.
+    """Return the identifier to use for ``value`` (its NFC form); raise IdentifierError if it is not a plain,
+    non-empty, printable string.
 
     Identifiers end up inside store filters, so anything that is not a plain string
     (dicts, lists, numbers, None) is rejected: a caller can never widen a filter.
-    Strings are taken literally, operators like ``"$ne"`` included.
+    Strings are taken literally, operators like ``"$ne"`` included. Rejected too: lone
+    surrogates (not Unicode text, e.g. a non-UTF-8 byte let through by ``surrogateescape``),
+    control and format characters, surrounding whitespace, more than MAX_ID_CHARS characters.
+
+    Normalisation policy: identifiers are Unicode-normalised to NFC on entry, so the NFC and NFD
+    spellings of one name ("café" typed on two keyboards) are one tenant or user: what one adds,
+    the other reads, and erasing either erases both. Callers must use the returned value, not
+    ``value``. Nothing else is folded: case, width and look-alike letters ("аlice" with a Cyrillic
+    a) stay distinct identifiers.
     """
     if type(value) is not str:  # noqa: E721 - subclasses of str are rejected on purpose
         raise IdentifierError(f"{field_name} must be a plain string, got {type(value).__name__}")
     if not value or not value.strip():
         raise IdentifierError(f"{field_name} must be a non-empty string")
     if value != value.strip():
-        raise IdentifierError(f"{field_name} must not start or end with whitespace: {value!r}")
+        raise IdentifierError(f"{field_name} must not start or end with whitespace: {value[:MAX_ID_CHARS]!r}")
+    _no_surrogate(value[: MAX_ID_CHARS * 4], field_name, IdentifierError)
     if len(value) > MAX_ID_CHARS:
         raise IdentifierError(f"{field_name} is longer than {MAX_ID_CHARS} characters")
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
         raise IdentifierError(f"{field_name} must not contain control characters: {value!r}")
+    if not unicodedata.is_normalized("NFC", value):
+        value = unicodedata.normalize("NFC", value)
+        if len(value) > MAX_ID_CHARS:
+            raise IdentifierError(f"{field_name} is longer than {MAX_ID_CHARS} characters")
     return value
 
 
 def validate_text(value: Any, field_name: str, *, max_chars: int) -> str:
-    """Return ``value`` if it is non-blank text of at most ``max_chars`` characters."""
+    """Return ``value`` if it is non-blank Unicode text (no lone surrogate) of at most ``max_chars`` characters."""
     if not isinstance(value, str):
         raise InputError(f"{field_name} must be text, got {type(value).__name__}")
     if not value.strip():
         raise InputError(f"{field_name} must not be empty")
     if len(value) > max_chars:
         raise InputError(f"{field_name} is {len(value):,} characters; the limit is {max_chars:,}")
+    _no_surrogate(value, field_name, InputError)
     return value
 
 
+def _no_surrogate(text: str, field_name: str, error: type[Exception]) -> None:
+    """Raise ``error`` naming the field if ``text`` holds a lone surrogate (it cannot be encoded, stored or printed)."""
+    m = _SURROGATE.search(text)
+    if m:
+        raise error(f"{field_name} holds a lone surrogate {ascii(m.group())} at character {m.start()}: "
+                    "not valid Unicode text (a non-UTF-8 byte?)")
+
+
 def parse_time(value: Any, field_name: str) -> float:
-    """ISO-8601 string (``Z`` or offset; naive means UTC) or POSIX number -> POSIX seconds."""
+    """ISO-8601 string (``Z`` or offset; naive means UTC) or POSIX number -> POSIX seconds.
+
+    The time must be finite and within years 1..9999 (UTC): nan, inf, year 0 and out-of-range
+    numbers raise InputError naming ``field_name``.
+    """
     if isinstance(value, bool):
         raise InputError(f"{field_name} must be an ISO-8601 time, got bool")
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            ts = float(value)
+        except OverflowError:
+            raise InputError(f"{field_name} is out of range (years 1..9999 UTC): a number too large for a time"
+                             ) from None
+        return _in_range(ts, field_name, f"{ts:g}")
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, str):
         try:
             dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise InputError(f"{field_name} is not an ISO-8601 time: {value!r}") from None
+            raise InputError(f"{field_name} is not an ISO-8601 time (years 1..9999): {value[:64]!r}") from None
     else:
         raise InputError(f"{field_name} must be an ISO-8601 time, got {type(value).__name__}")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    try:
+        ts = dt.timestamp()
+    except (OverflowError, ValueError, OSError):
+        raise InputError(f"{field_name} is out of range (years 1..9999 UTC): {str(value)[:64]!r}") from None
+    return _in_range(ts, field_name, repr(str(value)[:64]))
+
+
+def _in_range(ts: float, field_name: str, shown: str) -> float:
+    if not math.isfinite(ts):
+        raise InputError(f"{field_name} must be a finite time, got {ts!r}")
+    if not MIN_TIME <= ts <= FOREVER:
+        raise InputError(f"{field_name} is out of range (years 1..9999 UTC): {shown}")
+    return ts
 
 
 def iso(ts: float) -> str:
@@ -114,20 +165,45 @@ class Message:
     """Pollution labels from a scenario (noise, private, stale, ...); used by studies, not by recall."""
 
     def __post_init__(self) -> None:
-        validate_identifier(self.tenant_id, "tenant_id")
-        validate_identifier(self.user_id, "user_id")
-        validate_identifier(self.session_id, "session_id")
-        if self.role not in ROLES:
+        """Validate every field (IdentifierError / InputError naming it); ids are stored in NFC form
+        (see :func:`validate_identifier`) and the timestamp as a float within years 1..9999."""
+        for name in ("tenant_id", "user_id", "session_id"):
+            _set(self, name, validate_identifier(getattr(self, name), name))
+        if not isinstance(self.role, str) or self.role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {self.role!r}")
         if not isinstance(self.content, str):
             raise InputError(f"content must be text, got {type(self.content).__name__}")
+        _no_surrogate(self.content, "content", InputError)
         if self.id:
-            validate_identifier(self.id, "message id")
+            _set(self, "id", validate_identifier(self.id, "message id"))
         else:
             digest = hashlib.sha1(f"{self.tenant_id}\x1f{self.user_id}\x1f{self.content}".encode()).hexdigest()
-            object.__setattr__(self, "id", f"msg-{digest[:16]}")
-        if self.importance is not None and not (0.0 <= float(self.importance) <= 1.0):
-            raise InputError(f"importance must be in [0, 1], got {self.importance!r}")
+            _set(self, "id", f"msg-{digest[:16]}")
+        if self.timestamp is not None:
+            _set(self, "timestamp", parse_time(self.timestamp, "timestamp"))
+        if self.importance is not None:
+            imp = self.importance
+            if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not 0.0 <= imp <= 1.0:  # nan fails too
+                raise InputError(f"importance must be a number in [0, 1], got {_brief(imp)}")
+        if not isinstance(self.labels, (tuple, list)) or not all(isinstance(x, str) for x in self.labels):
+            raise InputError(f"labels must be a list of strings, got {_brief(self.labels)}")
+        for label in self.labels:
+            _no_surrogate(label, "labels", InputError)
+        if isinstance(self.labels, list):
+            _set(self, "labels", tuple(self.labels))
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    """Replace a field of a frozen dataclass during its own validation (only when the value changed)."""
+    if getattr(obj, name) is not value:
+        object.__setattr__(obj, name, value)
+
+
+def _brief(value: Any) -> str:
+    """A short, one-line, printable description of a bad value (never a 5,000-digit int)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an int of about {int(value.bit_length() * 0.30103)} digits"
+    return ascii(value)[:80]
 
 
 @dataclass

@@ -32,6 +32,7 @@ is missing) count in the averages of injected items only.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -65,7 +66,8 @@ NO_BUDGET = MemoryConfig.range_of("token_budget")[1]
 def parse_range(spec: Any, *, name: str, integer: bool = False) -> tuple[Any, ...]:
     """``"start:stop:step"`` (stop included), ``"a,b,c"``, one number, or a sequence of numbers.
 
-    Values come back sorted and de-duplicated; an empty range raises InputError naming ``name``.
+    Values come back sorted and de-duplicated; an empty range, a non-finite number or more than
+    MAX_SWEEP_POINTS values raise InputError naming ``name`` (checked before any list is built).
     """
     kind = "whole number" if integer else "number"
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
@@ -77,39 +79,73 @@ def parse_range(spec: Any, *, name: str, integer: bool = False) -> tuple[Any, ..
         if ":" in text:
             values = _stepped(text, name)
         else:
+            _at_most(text.count(",") + 1, name, "the comma list")
             values = [_number(p, name, text) for p in text.split(",")]
     elif isinstance(spec, Iterable):
-        values = [_number(p, name, spec) if isinstance(p, str) else p for p in spec]
+        items = list(itertools.islice(spec, MAX_SWEEP_POINTS + 1))
+        _at_most(len(items), name, "the sequence", more=len(items) > MAX_SWEEP_POINTS)
+        values = [_number(p, name, spec) if isinstance(p, str) else p for p in items]
     else:
         raise InputError(f"{name}: expected start:stop:step, a comma list or numbers, got {type(spec).__name__}")
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise InputError(f"{name}: {v!r} is not a finite {kind}")
+            raise InputError(f"{name}: {_brief(v)} is not a finite {kind}")
         if integer and float(v) != int(v):
             raise InputError(f"{name}: {v!r} is not a whole number")
     if not values:
-        raise InputError(f"{name}: the range {spec!r} is empty")
+        raise InputError(f"{name}: the range {_brief(spec)} is empty")
     clean = sorted({int(v) if integer else round(float(v), 10) for v in values})
     return tuple(clean)
 
 
-def _number(part: str, name: str, whole: Any) -> float:
+MAX_SWEEP_POINTS = 1_000
+"""Most values one swept parameter may take (0:1:0.001 is 1,001 points: too many; 0:1:0.002 fits)."""
+MAX_SWEEP_SETTINGS = 10_000
+"""Most settings (threshold x top_k x decay_rate) one sweep may run."""
+
+
+def _at_most(count: int | float, name: str, what: str = "", *, more: bool = False) -> None:
+    """Raise InputError naming ``name`` when ``count`` values (``more``: more than that) pass MAX_SWEEP_POINTS."""
+    if more or not count <= MAX_SWEEP_POINTS:  # also true for nan
+        if more:
+            many = f"more than {MAX_SWEEP_POINTS:,}"
+        elif count < 1e12:
+            many = f"{count:,.0f}"
+        else:
+            many = f"about {count:.2g}" if math.isfinite(count) else "unboundedly many"
+        raise InputError(f"{name}: {what or 'the range'} gives {many} values; the limit is {MAX_SWEEP_POINTS:,} "
+                         "(use a larger step)")
+
+
+def _brief(value: Any) -> str:
+    """A short one-line rendering of a bad value (never a 5,000-digit number)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an int of about {int(value.bit_length() * 0.30103)} digits"
+    return ascii(value)[:60]
+
+
+def _number(part: Any, name: str, whole: Any) -> float:
     try:
         return float(part.strip())
     except ValueError:
-        raise InputError(f"{name}: {part.strip()!r} in {whole!r} is not a number") from None
+        raise InputError(f"{name}: {_brief(part.strip())} in {_brief(whole)} is not a number") from None
 
 
 def _stepped(text: str, name: str) -> list[float]:
     parts = text.split(":")
     if len(parts) != 3:
-        raise InputError(f"{name}: {text!r} must be start:stop:step")
+        raise InputError(f"{name}: {_brief(text)} must be start:stop:step")
     start, stop, step = (_number(p, name, text) for p in parts)
+    for label, v in (("start", start), ("stop", stop), ("step", step)):
+        if not math.isfinite(v):
+            raise InputError(f"{name}: the {label} of {_brief(text)} must be a finite number, got {v!r}")
     if not step > 0:
-        raise InputError(f"{name}: the step of {text!r} must be > 0")
+        raise InputError(f"{name}: the step of {_brief(text)} must be > 0")
     if start > stop:
-        raise InputError(f"{name}: the range {text!r} is empty (start > stop)")
-    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        raise InputError(f"{name}: the range {_brief(text)} is empty (start > stop)")
+    span = (stop - start) / step  # may overflow to inf for a tiny step: refused by _at_most
+    _at_most(math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf, name, f"the range {_brief(text)}")
+    count = int(math.floor(span + 1e-9)) + 1
     return [round(start + i * step, 10) for i in range(count)]
 
 
@@ -256,6 +292,10 @@ def _grid(thresholds: Any, top_ks: Any, decay_rates: Any) -> tuple[tuple, tuple,
         parse_range(top_ks, name="top_k", integer=True),
         parse_range(decay_rates, name="decay_rate"),
     )
+    settings = len(grid[0]) * len(grid[1]) * len(grid[2])
+    if settings > MAX_SWEEP_SETTINGS:
+        raise InputError(f"the sweep has {settings:,} settings ({len(grid[0])} thresholds x {len(grid[1])} top_k x "
+                         f"{len(grid[2])} decay rates); the limit is {MAX_SWEEP_SETTINGS:,}")
     # validate every value against MemoryConfig's ranges now, naming the parameter
     for name, values in zip(("threshold", "top_k", "decay_rate"), grid):
         for v in values:

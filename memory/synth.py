@@ -42,6 +42,16 @@ PRIVATE = [
 ]
 
 
+MAX_USERS = 1_000
+"""Most users (and tenants) a synthetic scenario may have."""
+MAX_MESSAGES = 100_000
+"""Most messages a synthetic scenario may ask for."""
+MAX_USER_MESSAGES = 2_000_000
+"""Bound on users x messages (each user gets at least 2 messages): a query's ``forbidden`` list names the
+other users' messages on its attribute, so the file grows with that product (2,000,000 gives about
+1.2 million forbidden ids, a few seconds to generate)."""
+
+
 @dataclass(frozen=True)
 class SynthSpec:
     """What to generate."""
@@ -61,14 +71,22 @@ class SynthSpec:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("users", "tenants", "messages"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise InputError(f"{name} must be a whole number >= 1, got {getattr(self, name)!r}")
+        for name, most in (("users", MAX_USERS), ("tenants", MAX_USERS), ("messages", MAX_MESSAGES)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                big = isinstance(value, int) and abs(value) > 10**12  # never str() a 5,000-digit int
+                shown = f"a number of about {int(value.bit_length() * 0.30103) + 1} digits" if big else repr(value)
+                raise InputError(f"{name} must be a whole number in [1, {most:,}], got {shown}")
+        if self.users * max(self.messages, 2 * self.users) > MAX_USER_MESSAGES:
+            raise InputError(f"users x messages must be at most {MAX_USER_MESSAGES:,} (the queries' forbidden lists "
+                             f"grow with it), got {self.users:,} x {max(self.messages, 2 * self.users):,}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise InputError(f"seed must be a whole number, got {type(self.seed).__name__}")
         if self.tenants > self.users:
             raise InputError(f"tenants ({self.tenants}) must not exceed users ({self.users})")
         for name in ("noise_share", "private_share", "update_share"):
             value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InputError(f"{name} must be in [0, 1], got {value!r}")
         if self.noise_share + self.private_share > 0.9:
             raise InputError("noise_share + private_share must leave room for facts (<= 0.9)")
@@ -81,6 +99,7 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
     per_user = max(spec.messages // spec.users, 2)
     start = datetime(2026, 4, 1, tzinfo=timezone.utc)
     messages: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}  # message id -> message: keeps generation linear in the size
     facts: dict[tuple[str, str], dict[str, list[str]]] = {}  # owner -> attribute -> message ids, oldest first
 
     def emit(owner: tuple[str, str], content: str, labels: list[str], when: datetime) -> str:
@@ -88,6 +107,7 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
         messages.append({"id": mid, "tenant_id": owner[0], "user_id": owner[1], "session_id": f"s-{owner[1]}",
                          "role": "user", "content": content, "timestamp": when.isoformat().replace("+00:00", "Z"),
                          "labels": labels})
+        by_id[mid] = messages[-1]
         return mid
 
     for owner in owners:
@@ -107,6 +127,7 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
         order.sort(key=lambda p: (p[0] == "update",))  # every update after every first statement
         when = start + timedelta(hours=rng.randint(0, 48))
         owner_facts = facts.setdefault(owner, {})
+        used_by: dict[str, set[str]] = {}  # attribute -> contents this user already stated (kept as it grows)
         for kind, attr in order:
             when += timedelta(hours=rng.randint(3, 60))
             if kind == "noise":
@@ -116,13 +137,13 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
             else:
                 template, _, values = ATTRIBUTES[attr]
                 previous = owner_facts.get(attr, [])
-                used = {m["content"] for m in messages if m["id"] in previous}
+                used = used_by.setdefault(attr, set())
                 choices = [v for v in values if template.format(v=v) not in used] or values
                 if previous:  # the earlier statement becomes stale
-                    for m in messages:
-                        if m["id"] == previous[-1]:
-                            m["labels"] = ["stale"]
-                owner_facts.setdefault(attr, []).append(emit(owner, template.format(v=rng.choice(choices)), [], when))
+                    by_id[previous[-1]]["labels"] = ["stale"]
+                content = template.format(v=rng.choice(choices))
+                owner_facts.setdefault(attr, []).append(emit(owner, content, [], when))
+                used.add(content)
 
     queries = []
     last = max(m["timestamp"] for m in messages)
