@@ -234,12 +234,12 @@ def _reliability(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .embedders import make_embedder
-    from .reliability import run_report
+    from .reliability import STEPS, run_report
 
     if not 1 <= args.scale <= MAX_SCALE:
         raise CliError(f"error: --scale must be a whole number in [1, {MAX_SCALE}], got {_brief_int(args.scale)}")
     embedder = make_embedder(args.embedder)
-    with tqdm(total=4, desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
+    with tqdm(total=len(STEPS), desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
         def step(name: str) -> None:  # called before each check
             if name != "isolation":
                 bar.update(1)

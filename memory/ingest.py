@@ -290,8 +290,8 @@ class Ingestor:
     # --- inspection -------------------------------------------------------------------------
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
         """The persisted decision log of one (tenant, user), oldest first."""
-        validate_identifier(tenant_id, "tenant_id")
-        validate_identifier(user_id, "user_id")
+        tenant_id = validate_identifier(tenant_id, "tenant_id")
+        user_id = validate_identifier(user_id, "user_id")
         return self.manager.store.texts.decisions(tenant_id, user_id, message_id=message_id)
 
     def version_chain(self, memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:

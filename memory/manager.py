@@ -247,7 +247,10 @@ class MemoryManager:
         """Apply a journaled plan: vectors (idempotent upserts), then every SQLite change and the journal's
         deletion in one transaction. Each half is retried (a locked file, a busy server) before it fails."""
         _retry(lambda: self.store.add_vectors(plan.add, plan.vectors))
-        _retry(lambda: self._commit(seq, plan))
+        try:
+            _retry(lambda: self._commit(seq, plan))
+        except _AlreadyCommitted:  # another recoverer committed this plan first; this transaction rolled back
+            pass
 
     def _commit(self, seq: int, plan: Plan) -> None:
         texts = self.store.texts
@@ -258,7 +261,8 @@ class MemoryManager:
             if plan.decisions:
                 texts.add_decisions(plan.decisions)
             texts.mark_ingested(plan.ingested)
-            texts.journal_done(seq)
+            if not texts.journal_done(seq):
+                raise _AlreadyCommitted(seq)
 
     def _roll_back(self, seq: int, plan: Plan) -> None:
         """Undo a plan whose apply failed: nothing of it was committed on the SQLite side (one transaction),
@@ -270,9 +274,13 @@ class MemoryManager:
         self.store.texts.journal_done(seq)
 
     def recover(self) -> int:
-        """Roll forward every write plan a crash left in the journal; returns how many."""
+        """Roll forward every write plan a crashed writer left in the journal; returns how many.
+
+        Plans of a writer that is still running (another process on the same data folder) are left to it
+        (:class:`memory.textstore.WriterLease`); a plan two recoverers race for is committed once.
+        """
         with self._lock:
-            pending = self.store.texts.journal_pending()
+            pending = self.store.texts.journal_orphans()
             for seq, data in pending:
                 self._apply_journaled(seq, Plan.from_json(data))
             return len(pending)
@@ -307,17 +315,17 @@ class MemoryManager:
     # --- the three tracks ----------------------------------------------------
     def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:
         """The user's recent window, oldest first."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         return [_message_from(d) for d in self.store.texts.window(tenant_id, user_id)]
 
     def summary(self, *, tenant_id: str, user_id: str) -> str:
         """The user's rolling summary ('' when nothing has left the window)."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[0]
 
     def summary_sources(self, *, tenant_id: str, user_id: str) -> list[str]:
         """Ids of the messages folded into the user's summary."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[1]
 
     def records(self, *, tenant_id: str, user_id: str, scope: Scope = "all", as_of: float | str | None = None) -> list[MemoryRecord]:
@@ -361,7 +369,7 @@ class MemoryManager:
         """
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         now = self._now(as_of)
         n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
         vec = self.embed_query(query) if query_vector is None else query_vector
@@ -432,7 +440,7 @@ class MemoryManager:
         from .erase import erase_user
 
         with self._lock:
-            _check_owner(tenant_id, user_id)
+            tenant_id, user_id = _check_owner(tenant_id, user_id)
             self._epochs[(tenant_id, user_id)] = self._epochs.get((tenant_id, user_id), 0) + 1
             return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor, disk_scan=disk_scan)
 
@@ -440,7 +448,7 @@ class MemoryManager:
         """What every path holds of one user now: the erasure's own verification, run without erasing."""
         from .erase import Evidence, verify_erased
 
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         evidence = Evidence.collect(self, tenant_id, user_id)
         return verify_erased(self, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
 
@@ -463,12 +471,18 @@ class MemoryManager:
         return self.clock() if as_of is None else parse_time(as_of, "as_of")
 
 
+class _AlreadyCommitted(Exception):
+    """A plan's journal row was gone at commit time: someone else committed it (the transaction rolls back)."""
+
+
 def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 0.05) -> None:
     """Run ``step``; on an error, run it again (it must be idempotent) up to ``attempts`` times in all."""
     for attempt in range(attempts):
         try:
             step()
             return
+        except _AlreadyCommitted:
+            raise
         except Exception:
             if attempt == attempts - 1:
                 raise
@@ -490,9 +504,9 @@ def format_context(summary: str, recent: Sequence[Message], memories: Sequence[H
     return "\n".join(parts)
 
 
-def _check_owner(tenant_id: str, user_id: str) -> None:
-    validate_identifier(tenant_id, "tenant_id")
-    validate_identifier(user_id, "user_id")
+def _check_owner(tenant_id: str, user_id: str) -> tuple[str, str]:
+    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier)."""
+    return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
 
 
 def _message_from(data: dict) -> Message:

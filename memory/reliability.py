@@ -31,6 +31,10 @@ from .synth import SynthSpec, generate_scenario
 
 Progress = Callable[[str], None]
 
+STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "lifecycle_races", "shared_folder",
+         "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs")
+"""The report's checks, in the order they run."""
+
 
 @dataclass
 class Check:
@@ -246,13 +250,26 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
     """Run every check in fresh temp folders; ``progress(name)`` is called before each."""
     if scale < 1:
         raise MemoryLabError(f"scale must be >= 1, got {scale}")
+    from . import reliability_inputs as inputs
+    from . import reliability_store as faults
+    from . import reliability_writes as writes
+
     checks = []
     steps: list[tuple[str, Callable[[Path], Check]]] = [
         ("isolation", lambda d: check_isolation(embedder, scale, d)),
         ("erasure", lambda d: check_erasure(embedder, scale, d)),
         ("hostile_input", lambda d: check_hostile(embedder, scale, d)),
         ("crash_safety", lambda d: check_crashes(scale, d, rounds=2 + 2 * scale)),
+        ("write_failure", lambda d: faults.check_write_failure(embedder, scale, d)),
+        ("lifecycle_races", lambda d: faults.check_lifecycle_races(embedder, scale, d)),
+        ("shared_folder", lambda d: faults.check_shared_folder(embedder, scale, d)),
+        ("workspace_names", lambda d: faults.check_workspace_names(embedder, scale, d)),
+        ("chroma_files", lambda d: faults.check_chroma_files(embedder, scale, d)),
+        ("messages", lambda d: writes.check_messages(embedder, scale, d)),
+        ("poison", lambda d: writes.check_poison(embedder, scale, d)),
+        ("hostile_inputs", lambda d: inputs.check_inputs(embedder, scale, d)),
     ]
+    assert [name for name, _ in steps] == list(STEPS)
     for name, fn in steps:
         if progress:
             progress(name)

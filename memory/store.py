@@ -216,7 +216,7 @@ class MemoryStore:
     def delete_owner(self, tenant_id: str, user_id: str) -> int:
         """Delete the owner's collection (on an embedded store, with no byte left); the caller erases the
         TextStore rows. Returns how many vectors it held."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         self._cache.pop((tenant_id, user_id))
         if name is None:
@@ -256,7 +256,7 @@ class MemoryStore:
         self, embeddings: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """:meth:`query` for several query vectors of one owner at once (one read of the owner's vectors)."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         in_scope(_PROBE, scope=scope, now=now)  # a bad scope or a missing time fails before any read
         queries = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
         n = max(int(n), 1)
@@ -287,7 +287,7 @@ class MemoryStore:
     def owner_vectors(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None
                       ) -> tuple[list[MemoryRecord], np.ndarray]:
         """One owner's records within a scope and their vectors, row by row (for exact scoring by the caller)."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         records = self.records(tenant_id, user_id, scope=scope, now=now)
         vectors = self.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
         records = [r for r in records if r.memory_id in vectors]
@@ -296,14 +296,14 @@ class MemoryStore:
 
     def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
         """Every record of one (tenant, user) within a scope, oldest first."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         found = [_record(tenant_id, user_id, *row) for row in self.texts.records(tenant_id, user_id)]
         kept = [r for r in found if in_scope(r.__dict__, scope=scope, now=now)]
         return sorted(kept, key=lambda r: (r.created_at, r.memory_id))
 
     def get(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, MemoryRecord]:
         """Some of one owner's records by id (ids of other owners are simply not found)."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
         rows = self.texts.records(tenant_id, user_id, list(memory_ids))
@@ -311,7 +311,7 @@ class MemoryStore:
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
         """Stored vectors of some of one owner's records."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
         ids, blobs = self.texts.vectors(tenant_id, user_id, list(memory_ids))
@@ -321,12 +321,12 @@ class MemoryStore:
         """Records in the workspace: all of them, or one (tenant, user)'s."""
         if tenant_id is None:
             return self.texts.count_texts()
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         return self.texts.count_texts(tenant_id, user_id)
 
     def vector_count(self, tenant_id: str, user_id: str) -> int:
         """Vectors in the owner's Chroma collection (0 when it has none): what the vector store itself says."""
-        _check_owner(tenant_id, user_id)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         handle = self._handle(name, create=False) if name else None
         return handle.count() if handle is not None else 0
@@ -528,9 +528,9 @@ def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
     return groups
 
 
-def _check_owner(tenant_id: str, user_id: str) -> None:
-    validate_identifier(tenant_id, "tenant_id")
-    validate_identifier(user_id, "user_id")
+def _check_owner(tenant_id: str, user_id: str) -> tuple[str, str]:
+    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier)."""
+    return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
 
 
 def _fields(r: MemoryRecord) -> dict[str, Any]:

@@ -9,6 +9,7 @@ text is overwritten in the file rather than left in free pages: a plain Chroma
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
@@ -51,7 +52,7 @@ CREATE TABLE IF NOT EXISTS ingested (
     PRIMARY KEY (tenant_id, user_id, message_id)
 );
 CREATE TABLE IF NOT EXISTS journal (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, plan TEXT NOT NULL
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, plan TEXT NOT NULL, writer TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
@@ -83,10 +84,12 @@ class TextStore:
         self._db.executescript(_SCHEMA)
         self._db.execute("INSERT OR IGNORE INTO info VALUES ('salt', ?)", (secrets.token_hex(16),))
         self._salt = bytes.fromhex(self._rows("SELECT value FROM info WHERE key = 'salt'")[0][0])
+        self._writer = WriterLease(None if self.path is None else self.path.parent / "writers")
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            self._writer.release()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -359,13 +362,22 @@ class TextStore:
 
     def journal_put(self, plan: dict[str, Any]) -> int:
         """Record a write plan before any of it is applied; returns its sequence number (taken inside the
-        insert's own transaction, so two writers on one file never read each other's)."""
+        insert's own transaction, so two writers on one file never read each other's). The plan carries
+        this process's writer lease, so no other process replays it while this one lives."""
         with self.transaction():
-            cur = self._db.execute("INSERT INTO journal (plan) VALUES (?)", (_json(plan),))
+            cur = self._db.execute("INSERT INTO journal (plan, writer) VALUES (?, ?)", (_json(plan), self._writer.token))
             return int(cur.lastrowid)
 
-    def journal_done(self, seq: int) -> None:
-        self._tx([("DELETE FROM journal WHERE seq = ?", (seq,))])
+    def journal_done(self, seq: int) -> bool:
+        """Delete a finished plan; False when it was already gone (another writer finished it first)."""
+        with self.transaction():
+            return self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,)).rowcount == 1
+
+    def journal_orphans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Pending plans whose writer is gone (crashed, killed): the ones a newly opened store rolls forward.
+        A plan of a writer that is still running (another process on the same folder) is its own to finish."""
+        rows = self._rows("SELECT seq, plan, writer FROM journal ORDER BY seq")
+        return [(seq, json.loads(plan)) for seq, plan, writer in rows if not self._writer.alive(writer)]
 
     def journal_pending(self) -> list[tuple[int, dict[str, Any]]]:
         """Plans recorded but not finished (a crash happened while applying them), oldest first."""
@@ -415,3 +427,39 @@ class TextStore:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+class WriterLease:
+    """This process's claim on the plans it journals: an exclusive ``flock`` on ``folder/<token>.lock`` held
+    for the TextStore's life. The kernel drops it when the process dies, however it dies, which is how
+    another process tells a crashed writer's plans (roll them forward) from a live writer's (leave them)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.token = uuid.uuid4().hex
+        self.folder = folder
+        self._file = None
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._file = open(folder / f"{self.token}.lock", "w")  # noqa: SIM115 - held for the store's life
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def alive(self, token: str) -> bool:
+        """Whether the writer of ``token`` still holds its lease (this process's own lease counts as gone:
+        a store reopened in the same process recovers what its predecessor left)."""
+        if self.folder is None or not token or token == self.token:
+            return False
+        path = self.folder / f"{token}.lock"
+        try:
+            with open(path, "r") as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        except BlockingIOError:
+            return True
+        path.unlink(missing_ok=True)  # its writer is gone: the lease file is litter
+        return False
+
+    def release(self) -> None:
+        if self._file is not None and not self._file.closed:
+            self._file.close()
+            (self.folder / f"{self.token}.lock").unlink(missing_ok=True)

@@ -110,6 +110,7 @@ def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, m
     assert len(mm.store.texts.journal_pending()) == 1  # the plan survived, its commit did not
     assert mm.store.texts.ingested(msgs[6].tenant_id, msgs[6].user_id, [msgs[6].id]) == set()
 
+    mm.store.texts.close()  # the crashed writer's lease dies with it (a live writer's plan is not replayed)
     reopened = _open(tmp_path / "d")
     assert reopened.recovered == 1
     _invariants_partial = reopened.store.texts.journal_pending()
@@ -119,3 +120,25 @@ def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, m
     reopened.add_many(msgs)  # a retry of everything stores nothing twice
     state = reopened.store.consistency()
     assert state["vectors"] == state["records"] == 12 and state["duplicates"] == 0
+
+
+def test_a_live_writers_plan_is_not_replayed_by_another_opener(tmp_path, monkeypatch):
+    """Two writers on one folder: a plan in flight belongs to its writer while that writer lives."""
+    from memory.textstore import TextStore
+
+    msgs = messages()[:12]
+    writer = _open(tmp_path / "d")
+
+    def stall(self, rows):
+        raise KeyboardInterrupt("the writer is paused inside its commit")
+
+    monkeypatch.setattr(TextStore, "mark_ingested", stall)
+    with pytest.raises(KeyboardInterrupt):
+        writer.add_many(msgs[:6], batch_size=6)
+    monkeypatch.undo()
+    other = _open(tmp_path / "d")  # the writer still holds its lease
+    assert other.recovered == 0 and len(other.store.texts.journal_pending()) == 1
+    writer.store.texts.close()  # now the writer is gone
+    third = _open(tmp_path / "d")
+    assert third.recovered == 1 and third.store.texts.journal_pending() == []
+    assert third.not_ingested(msgs[:6]) == []

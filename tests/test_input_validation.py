@@ -70,8 +70,6 @@ def test_the_nfd_name_reads_the_long_term_records_of_the_nfc_name(mm):
     assert [h.record.message_id for h in hits] == ["j1"]
 
 
-@pytest.mark.xfail(strict=True, reason="MemoryManager/TextStore key windows and erasure by the caller's spelling, "
-                                       "not validate_identifier's NFC value (see the hostile-input report)")
 def test_erasing_the_nfd_name_erases_what_the_nfc_name_added(mm):
     mm.add(Message(tenant_id="acme", user_id=NFC, id="j1", content="I live in Hangzhou."))
     assert len(mm.recent(tenant_id="acme", user_id=NFD)) == 1
