@@ -17,7 +17,8 @@ from pathlib import Path
 from .common import RESULTS, machine
 
 BENCHMARKS = {
-    "recall_latency": "governed recall vs raw Chroma query (same where, n_results); blind vs governed; peak memory",
+    "recall_latency": "governed recall (MemoryManager.retrieve) vs its limit, an exact numpy scan of the user's vectors; raw Chroma query; shared vs alone; embedded and server",
+    "erase_cost": "erase_user's time and another writer's longest wait as the store grows around a 100-record user",
     "ingest_throughput": "write path (extract, dedup, store) facts/s vs raw SentenceTransformer.encode",
     "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",

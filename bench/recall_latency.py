@@ -179,13 +179,14 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="100000,1000000")
     p.add_argument("--server-sizes", default="100000")
     p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--out", default="recall_latency_full", help="result file name under bench/results/")
     p.add_argument("--quick", action="store_true", help="10,000 memories embedded and on a server, 80 queries")
     a = p.parse_args(argv)
     if a.quick:
         run([10000], 80, [10000])
     else:
         run([int(s) for s in a.sizes.split(",") if s], a.queries,
-            [int(s) for s in a.server_sizes.split(",") if s], name="recall_latency_full")
+            [int(s) for s in a.server_sizes.split(",") if s], name=a.out)
     return 0
 
 

@@ -71,8 +71,9 @@ def segments(folder: Path, collection_id: str) -> list[tuple[str, str]]:
                                                  (collection_id,))]
 
 
-def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes] = ()) -> int:
-    """Delete one collection so that none of its rows or index files survive; returns its record count.
+def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes] = ()) -> tuple[int, bool]:
+    """Delete one collection so that none of its rows or index files survive; returns its record count and
+    whether ``chroma.sqlite3`` had to be rebuilt.
 
     ``folder`` is the embedded client's ``chroma`` folder. A collection that does not exist is a no-op (0).
     ``traces`` are byte strings of the collection (its vector ids, its vectors): when Chroma's own page
@@ -83,7 +84,7 @@ def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes
     try:
         collection = client.get_collection(name)
     except Exception:  # noqa: BLE001 - NotFoundError and its relatives: nothing to purge
-        return 0
+        return 0, False
     count = collection.count()
     collection_id = str(collection.id)
     segs = segments(folder, collection_id)
@@ -106,10 +107,11 @@ def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes
     client.delete_collection(name)
     for seg, _ in segs:
         wipe_folder(folder / seg)
-    if traces and file_holds(folder / SQLITE_NAME, traces):
+    rebuilt = bool(traces) and file_holds(folder / SQLITE_NAME, traces)
+    if rebuilt:
         with _connect(folder) as db:
             db.execute("VACUUM")
-    return count
+    return count, rebuilt
 
 
 def file_holds(path: Path, needles: list[bytes]) -> bool:

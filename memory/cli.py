@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("migrate", help="move a data folder to the per-owner store layout (memory/migrate.py)")
+    p.add_argument("--data-dir", required=True, help="the data folder (MEMORY_DATA_DIR) to migrate in place")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("synth", help="write a synthetic scenario of any size (deterministic by seed)")
     p.add_argument("--users", type=int, default=6)
     p.add_argument("--tenants", type=int, default=2)
@@ -227,6 +231,29 @@ def _erase_text(r: dict[str, Any]) -> str:
     lines.append(f"  other users' records: {r['others_before']} before, {r['others_after']} after")
     lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
     return "\n".join(lines)
+
+
+@command("migrate")
+def _migrate(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from tqdm import tqdm
+
+    from .migrate import migrate_folder
+    from .safefile import check_folder
+
+    folder = check_folder(args.data_dir, what="--data-dir")
+    with tqdm(desc="migrating workspaces", unit="workspace", file=sys.stderr, leave=False) as bar:
+        def step(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        done = migrate_folder(folder, progress=step)
+    emit([asdict(m) for m in done], as_json=args.json, text=lambda rows: "\n".join(
+        [f"{m['old_collection']} -> workspace {m['workspace']!r} ({m['embedder']}): "
+         + (f"left as it was: {m['skipped']}" if m["skipped"] else f"{m['records']} records, rows {m['rows']}")
+         for m in rows] or ["nothing to migrate: no layout-1 workspace in this folder"]))
+    return 0
 
 
 @command("reliability")

@@ -44,7 +44,7 @@ def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor:
     owner = (tenant_id, user_id)
     evidence = Evidence.collect(manager, tenant_id, user_id)
 
-    removed: dict[str, int] = {"long_term_vectors": store.delete_owner(tenant_id, user_id)}
+    removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
     counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
     others_before, others_after = counts.pop("others_before"), counts.pop("others_after")
     removed.update(counts)

@@ -213,18 +213,20 @@ class MemoryStore:
             (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r)) for r in records
         ])
 
-    def delete_owner(self, tenant_id: str, user_id: str) -> int:
+    def delete_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
         """Delete the owner's collection (on an embedded store, with no byte left); the caller erases the
-        TextStore rows. Returns how many vectors it held."""
+        TextStore rows. Returns how many vectors it held (``long_term_vectors``) and whether Chroma's file
+        had to be rebuilt to clear a trace its own page reuse left (``chroma_rebuilt``, 0 or 1)."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         self._cache.pop((tenant_id, user_id))
         if name is None:
-            return 0
+            return {"long_term_vectors": 0, "chroma_rebuilt": 0}
         self._handles.pop(name, None)
         traces = [v.encode("ascii") for v in self.texts.vector_ids(tenant_id, user_id)]
         traces += [b for b in self.texts.vectors(tenant_id, user_id)[1] if b]
-        return self._delete_collection(name, traces=traces)
+        count, rebuilt = self._delete_collection(name, traces=traces)
+        return {"long_term_vectors": count, "chroma_rebuilt": int(rebuilt)}
 
     def drop(self) -> None:
         """Delete this workspace entirely: every owner's collection and the text file (best effort, never raises)."""
@@ -443,7 +445,7 @@ class MemoryStore:
             self._handles.pop(name, None)
             self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
 
-    def _delete_collection(self, name: str, *, traces: list[bytes] = ()) -> int:
+    def _delete_collection(self, name: str, *, traces: list[bytes] = ()) -> tuple[int, bool]:
         self._handles.pop(name, None)
         folder = self.chroma_dir
         if folder is not None:
@@ -451,10 +453,10 @@ class MemoryStore:
         try:
             handle = self.client.get_collection(name)
         except Exception:  # noqa: BLE001 - already gone
-            return 0
+            return 0, False
         count = handle.count()
         self.client.delete_collection(name)
-        return count
+        return count, False
 
 
 class VectorCache:

@@ -1,0 +1,132 @@
+"""What an erasure costs, and what it costs everyone else, as the store grows around the erased user.
+
+For stores of N records (embedded, synthetic vectors, 100 owners), the erased user always owns the same
+100 records; everything else is other owners'. Times, side by side in one run:
+
+* ``erase_user(disk_scan=False)``: the erasure and its targeted verification (the production path);
+* ``erase_user(disk_scan=True)``: the same plus the independent byte scan of every file of the folder;
+* the longest wait of another owner's writer (one ``add`` at a time in a thread) while the erasure runs,
+  against its median write time with no erasure running.
+
+Run: python -m bench.erase_cost [--sizes 1000,20000,100000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory.schema import MemoryRecord
+
+from .common import SyntheticEmbedder, write_results
+
+USERS = 100
+ERASED_RECORDS = 100
+T0 = 1_780_000_000.0
+
+
+def build(n: int, folder: Path) -> MemoryManager:
+    mm = MemoryManager(MemoryConfig(), embedder=SyntheticEmbedder(), location=StoreLocation(data_dir=folder),
+                       workspace="erase-bench")
+    rng = np.random.default_rng(3)
+    others = n - ERASED_RECORDS
+    for user in tqdm(range(1, USERS), desc=f"storing {n:,}", leave=False):
+        share = range(user - 1, others, USERS - 1)
+        if not len(share):
+            continue
+        _put(mm, "tenant", f"user-{user}", list(share), rng)
+    return mm
+
+
+def _put(mm: MemoryManager, tenant: str, user: str, ids: list[int], rng: np.random.Generator) -> None:
+    vecs = rng.standard_normal((len(ids), 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    records = [MemoryRecord(memory_id=f"{user}-{i}", tenant_id=tenant, user_id=user, content=f"{user} memory {i}",
+                            created_at=T0 + i, last_accessed_at=T0 + i) for i in ids]
+    mm.store.add(records, vecs)
+
+
+def one_round(mm: MemoryManager, *, disk_scan: bool, rng: np.random.Generator) -> dict:
+    """Give the erased user 100 records, erase them while another owner writes; time both."""
+    _put(mm, "tenant", "erased", list(range(ERASED_RECORDS)), rng)
+    waits: list[float] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            start = time.perf_counter()
+            mm.add(Message(tenant_id="tenant", user_id="writer", content=f"writer note {time.time_ns()} {i}",
+                           id=f"w-{time.time_ns()}-{i}"))
+            waits.append(time.perf_counter() - start)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    time.sleep(0.3)  # the writer's own pace first
+    before = len(waits)
+    start = time.perf_counter()
+    report = mm.erase_user(tenant_id="tenant", user_id="erased", disk_scan=disk_scan)
+    erase_s = time.perf_counter() - start
+    time.sleep(0.3)
+    stop.set()
+    thread.join()
+    baseline = statistics.median(waits[:before]) if before else float("nan")
+    return {"erase_s": erase_s, "ok": report.ok, "chroma_rebuilt": report.removed.get("chroma_rebuilt", 0),
+            "writer_max_wait_s": max(waits[before:], default=0.0), "writer_median_s": baseline}
+
+
+def run(sizes: list[int], rounds: int, name: str) -> dict:
+    rows = []
+    rng = np.random.default_rng(9)
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-erase-") as tmp:
+            mm = build(n, Path(tmp) / "data")
+            fast = [one_round(mm, disk_scan=False, rng=rng) for _ in range(rounds)]
+            deep = [one_round(mm, disk_scan=True, rng=rng) for _ in range(rounds)]
+            rows.append({
+                "size": n, "erased_records": ERASED_RECORDS,
+                "erase_ms": 1000 * statistics.median(r["erase_s"] for r in fast),
+                "erase_with_disk_scan_ms": 1000 * statistics.median(r["erase_s"] for r in deep),
+                "writer_max_wait_ms": 1000 * statistics.median(r["writer_max_wait_s"] for r in fast),
+                "writer_median_write_ms": 1000 * statistics.median(r["writer_median_s"] for r in fast),
+                "chroma_rebuilds": sum(r["chroma_rebuilt"] for r in fast + deep),
+                "all_ok": all(r["ok"] for r in fast + deep), "rounds": rounds,
+            })
+            mm.store.drop()
+    lines = ["| records in store | erased user's records | erase p50 ms | with disk scan ms | other writer's longest "
+             "wait ms (its usual write ms) | Chroma file rebuilds | all verified |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        lines.append(f"| {r['size']:,} | {r['erased_records']} | {r['erase_ms']:.0f} | {r['erase_with_disk_scan_ms']:.0f} | "
+                     f"{r['writer_max_wait_ms']:.0f} ({r['writer_median_write_ms']:.0f}) | "
+                     f"{r['chroma_rebuilds']} of {2 * r['rounds']} | {r['all_ok']} |")
+    table = "\n".join(lines)
+    write_results(name, {"rows": rows}, table)
+    print(table)
+    return {"rows": rows}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.erase_cost")
+    p.add_argument("--sizes", default="1000,20000,100000")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="1,000 and 20,000 records, 2 rounds")
+    a = p.parse_args(argv)
+    if a.quick:
+        run([1000, 20000], 2, "erase_cost")
+    else:
+        run([int(s) for s in a.sizes.split(",")], a.rounds, "erase_cost_full")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
