@@ -246,8 +246,9 @@ def check_crashes(scale: int, folder: Path, *, rounds: int) -> Check:
     return check
 
 
-def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None = None) -> Report:
-    """Run every check in fresh temp folders; ``progress(name)`` is called before each."""
+def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None = None,
+               only: tuple[str, ...] | None = None) -> Report:
+    """Run every check (or those named in ``only``) in fresh temp folders; ``progress(name)`` is called before each."""
     if scale < 1:
         raise MemoryLabError(f"scale must be >= 1, got {scale}")
     from . import reliability_inputs as inputs
@@ -270,7 +271,12 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
         ("hostile_inputs", lambda d: inputs.check_inputs(embedder, scale, d)),
     ]
     assert [name for name, _ in steps] == list(STEPS)
+    unknown = set(only or ()) - set(STEPS)
+    if unknown:
+        raise MemoryLabError(f"unknown reliability checks: {', '.join(sorted(unknown))}")
     for name, fn in steps:
+        if only is not None and name not in only:
+            continue
         if progress:
             progress(name)
         with tempfile.TemporaryDirectory(prefix=f"mgl-{name}-") as tmp:

@@ -29,10 +29,11 @@ def lexical():
 def make_manager(minilm):
     """Factory for MemoryManagers on real in-memory Chroma, each in its own workspace."""
 
-    def make(config: MemoryConfig | None = None, *, embedder=None, location: StoreLocation | None = None, **kw):
+    def make(config: MemoryConfig | None = None, *, embedder=None, location: StoreLocation | None = None,
+             workspace: str | None = None, **kw):
         return MemoryManager(
             config or MemoryConfig(), embedder=embedder or minilm, location=location or StoreLocation(),
-            workspace=f"t-{uuid.uuid4().hex[:10]}", **kw,
+            workspace=workspace or f"t-{uuid.uuid4().hex[:10]}", **kw,
         )
 
     return make
