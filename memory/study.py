@@ -7,8 +7,10 @@ Typical use::
                        thresholds="0.1:0.9:0.05", top_ks=[5, 10], decay_rates=[0.0])
     result.recommended.row, result.to_frame(), result.to_dict()
 
-Every question's pool is scored once (:func:`memory.retrieval.rank`); each setting then
-re-runs :func:`memory.recall.govern` on those pools, so a sweep costs about one pass.
+Every question's pool is scored once (:func:`memory.retrieval.rank`: each text encoded once,
+exact cosines); each setting then re-runs :func:`memory.recall.govern` on the part of those
+pools it can keep (sorted once per decay rate, see :class:`_Composite`), so a sweep costs
+about one pass.
 
 Metrics of one setting (docs/study.md has the full definitions):
 
@@ -39,11 +41,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from .config import MemoryConfig
 from .datasets import Dataset, DataQuestion, load_dataset
 from .embedders import Embedder
 from .errors import InputError
-from .recall import Candidates, govern
+from .recall import Candidates, govern, score_parts
 from .retrieval import HYBRID_WEIGHT, RankedQuestion, Rankings, rank
 from .schema import Hit
 from .study_results import (  # noqa: F401 - re-exported: the study API in one import
@@ -213,12 +217,15 @@ def sweep(
     settings = [(d, k, t) for d in decay_rates for k in top_ks for t in thresholds]
     base = MemoryConfig(token_budget=budget)
     rows: list[SweepRow] = []
+    ordered: dict[float, list[_Composite]] = {}
     for done, (decay, top_k, threshold) in enumerate(settings, start=1):
         config = base.replace(threshold=threshold, top_k=top_k, decay_rate=decay)
+        if decay not in ordered:  # the composite order depends on the decay rate only
+            ordered = {decay: [_Composite(rq.candidates, config) for rq in rankings.questions]}
         overall = _Tally(labels)
         per_cat: dict[str, _Tally] = {}
-        for rq in rankings.questions:
-            hits = govern(_above(rq.candidates, threshold), config, token_counter=counter).governed
+        for rq, pool in zip(rankings.questions, ordered[decay]):
+            hits = govern(pool.top(config.threshold, config.top_k), config, token_counter=counter).governed
             q = rq.question
             overall.add(q, hits, labels_of)
             per_cat.setdefault(q.category, _Tally(labels)).add(q, hits, labels_of)
@@ -286,18 +293,30 @@ def _memo(counter: TokenCounter) -> TokenCounter:
     return count
 
 
-def _above(c: Candidates, threshold: float) -> Candidates:
-    """The pool cut at the threshold (pools are sorted, highest score first).
+class _Composite:
+    """A question's governed pool in :func:`govern`'s composite order for one decay rate.
 
-    ``govern`` would drop the rest at its threshold stage anyway, so the governed result is
-    the same; cutting first keeps a sweep close to one pass. The blind pool is not studied.
+    ``govern`` keeps, of the candidates at or above the threshold, the ``top_k`` best by
+    (composite score, similarity, memory id), then fills the budget in that order. Sorting the
+    pool once by that key (scores from :func:`recall.score_parts`, as ``govern`` computes them)
+    makes each setting's survivors a filtered prefix; ``govern`` then runs on those alone and
+    returns the same governed hits as on the whole pool (a test checks it), so a setting costs
+    ``top_k`` candidates per question instead of the whole pool. Only ``governed`` is the same:
+    the blind list and the drop reasons of the cut pool are not studied.
     """
-    kept = []
-    for pair in c.active:
-        if pair[1] < threshold:
-            break
-        kept.append(pair)
-    return Candidates(c.query, c.tenant_id, c.user_id, c.as_of, kept, kept)
+
+    def __init__(self, c: Candidates, config: MemoryConfig) -> None:
+        keyed = [(score_parts(r, s, config, c.as_of).score, s, r) for r, s in c.active]
+        keyed.sort(key=lambda x: (-x[0], -x[1], x[2].memory_id))
+        self.candidates = c
+        self.pairs = [(r, s) for _, s, r in keyed]
+        self.similarities = np.fromiter((s for _, s, _ in keyed), dtype=np.float64, count=len(keyed))
+
+    def top(self, threshold: float, top_k: int) -> Candidates:
+        """The candidates ``govern`` would rank in its top ``top_k`` at ``threshold``, in that order."""
+        kept = [self.pairs[i] for i in np.flatnonzero(self.similarities >= threshold)[:top_k]]
+        c = self.candidates
+        return Candidates(c.query, c.tenant_id, c.user_id, c.as_of, kept, kept)
 
 
 class _Tally:
