@@ -19,7 +19,8 @@ from memory.datasets import load_dataset, scenario_dataset
 from memory.embedders import LexicalEmbedder
 from memory.errors import InputError
 from memory.retrieval import HYBRID_WEIGHT, bm25_tokens, rank
-from memory.study import _Composite, parse_range, parse_rule, recommend, run_study, sweep, validate_options
+from memory.study_pools import composite_pools
+from memory.study import parse_range, parse_rule, recommend, run_study, sweep, validate_options
 
 DAY = 86400.0
 
@@ -234,9 +235,9 @@ def test_study_pools_equal_the_managers_candidates(hand, make_manager):
 
 
 def test_cutting_to_the_composite_top_k_first_changes_nothing_govern_returns(workshop_lexical_dense):
-    for rq in workshop_lexical_dense.questions:
-        for decay in (0.0, 0.5):
-            pool = _Composite(rq.candidates, MemoryConfig(decay_rate=decay))
+    for decay in (0.0, 0.5):
+        pools = composite_pools([rq.candidates for rq in workshop_lexical_dense.questions], MemoryConfig(decay_rate=decay))
+        for rq, pool in zip(workshop_lexical_dense.questions, pools):
             for threshold in (0.0, 0.15, 0.3, 0.6):
                 for top_k in (1, 3, 10):
                     cfg = MemoryConfig(threshold=threshold, top_k=top_k, decay_rate=decay, token_budget=120)
