@@ -89,7 +89,8 @@ def main() -> int:
     embedder = make_embedder("minilm")
     model = embedder._model  # the raw sentence-transformers model, for the "before" encoding only
     texts = study_texts(data)
-    embedder.embed(texts[:16])  # warm up
+    # warm up: the model, chromadb's import and client, bm25s (one-time costs of a process, not of a study)
+    run_study("workshop_en", mode=args.mode, embedder=embedder, thresholds="0.5", top_ks="5")
 
     lengths = dict(zip(texts, embedder.token_lengths(texts)))
     real_tokens = int(sum(lengths.values()))

@@ -54,6 +54,8 @@ MODES: tuple[str, ...] = ("dense", "lexical", "hybrid")
 HYBRID_WEIGHT = 0.5
 """Weight of the dense cosine in hybrid mode (the rest goes to normalised BM25); not tuned."""
 Progress = Callable[[int, int], None]
+WRITE_BATCH = 512
+"""Memories per write into the study's store: fewer, larger Chroma upserts (the vectors are already known)."""
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -155,7 +157,8 @@ def rank(
     manager = MemoryManager(config, embedder=emb if mode == "lexical" else known, location=StoreLocation(),
                             workspace=f"study-{uuid.uuid4().hex[:12]}")
     try:
-        manager.add_many(messages, progress=(lambda done, _t: report(done, total)) if mode == "lexical" else None)
+        manager.add_many(messages, progress=(lambda done, _t: report(done, total)) if mode == "lexical" else None,
+                         batch_size=WRITE_BATCH)
         report(n_mem, total)
         pools = _Pools(manager, vectors)
         lexical = _LexicalIndex(pools) if mode != "dense" else None
