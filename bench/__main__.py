@@ -21,6 +21,7 @@ BENCHMARKS = {
     "ingest_throughput": "write path (extract, dedup, store) facts/s vs raw SentenceTransformer.encode",
     "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
+    "study_speed": "a whole LoCoMo study vs encoding its texts once + a numpy scoring pass; encoding before/after length sorting",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/heap.py) off, on, and set at start",
 }
 
