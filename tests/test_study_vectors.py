@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from memory.config import MemoryConfig
 from memory.datasets import load_dataset
 from memory.embedders import LexicalEmbedder, SentenceTransformerEmbedder, length_batches, padded_tokens
+from memory.errors import InputError
 from memory.retrieval import rank
 from memory.store import MemoryStore
 from memory.study_vectors import KnownVectors, cosines, encode_once
@@ -92,3 +96,13 @@ def test_a_study_encodes_every_text_once_and_never_queries_the_store_per_questio
     distinct = {m.text for m in data.memories} | {q.text for q in data.questions}
     assert sorted(sent) == sorted(distinct)
     assert rankings.encoded == len(distinct) and rankings.encoded_again == 0 and rankings.pool_missing == 0
+
+
+def test_a_text_over_the_limit_fails_before_anything_is_encoded():
+    data = load_dataset("workshop_en")
+    too_long = "x" * (MemoryConfig().max_message_chars + 1)
+    bad = replace(data, memories=(replace(data.memories[0], text=too_long), *data.memories[1:]))
+    emb = Counting(LexicalEmbedder())
+    with pytest.raises(InputError, match=rf"messages\[0\] \({data.memories[0].id}\) content is"):
+        rank(bad, mode="dense", embedder=emb)
+    assert emb.calls == []
