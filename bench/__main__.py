@@ -23,6 +23,7 @@ BENCHMARKS = {
     "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
     "extraction_adversarial": "extraction time per KB on adversarial 1K/10K/100K-character inputs, bounded and not",
+    "study_speed": "a whole LoCoMo study vs encoding its texts once + a numpy scoring pass; encoding before/after length sorting",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/heap.py) off, on, and set at start",
 }
 

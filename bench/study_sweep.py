@@ -1,11 +1,12 @@
 """Does a sweep cost about one pass? Time one study with a single setting vs the full grid, same run.
 
-The expensive part of a study is writing the dataset into the store (embedding every memory)
-and scoring every question's pool; both happen once (``memory.retrieval.rank``). Each setting
-of the sweep then only re-runs ``memory.recall.govern`` on the cached pools. This script
+The expensive part of a study is encoding its texts, writing the dataset into the store and
+scoring every question's pool; all happen once (``memory.retrieval.rank``). Each setting of the
+sweep then only re-runs ``memory.recall.govern`` on the part of the cached pools it can keep
+(``memory.study_pools``); bench/study_speed.py compares the whole study with encoding alone. This script
 measures, in one process:
 
-* ``rank_s``: the single pass (write + embed + score every question once);
+* ``rank_s``: the single pass (encode every text once, write, score every question once);
 * ``one_setting_s``: the sweep with one setting;
 * ``full_sweep_s``: the sweep with the whole grid;
 

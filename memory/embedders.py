@@ -163,13 +163,57 @@ class SentenceTransformerEmbedder:
         self.name = "minilm" if override is None else "st-" + hashlib.sha1(str(self.model_dir).encode()).hexdigest()[:8]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode in batches of texts of similar token length; rows come back in the input order.
+
+        Identical texts are encoded once. Sorting by length before batching matters because
+        each batch is padded to its longest text: sentence-transformers sorts by characters
+        within one ``encode`` call, this sorts by the tokenizer's own count (fewer padded
+        tokens), and callers should pass all their texts in one call rather than in chunks.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        unique, where = _dedupe(texts)
+        if len(unique) <= self.batch_size:  # one batch: padded to its longest text whatever the order
+            return self._encode(unique)[where]
+        out = np.empty((len(unique), self.dim), dtype=np.float32)
+        for batch in length_batches(self.token_lengths(unique), self.batch_size):
+            out[batch] = self._encode([unique[i] for i in batch])
+        return out[where]
+
+    def token_lengths(self, texts: Sequence[str]) -> np.ndarray:
+        """Tokens the model processes for each text (special tokens included, truncation applied)."""
+        limit = self._model.max_seq_length
+        ids = self._model.tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]
+        return np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(texts))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         vecs = self._model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            texts, batch_size=self.batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Indices grouped into batches of ``batch_size``, longest first (ties keep the input order).
+
+    Each batch is padded to its longest member, so grouping similar lengths minimises padding.
+    """
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def padded_tokens(lengths: np.ndarray, batches: Sequence[np.ndarray]) -> int:
+    """Tokens the model processes for these batches: each batch is padded to its longest text."""
+    lengths = np.asarray(lengths)
+    return int(sum(int(lengths[b].max()) * len(b) for b in batches if len(b)))
+
+
+def _dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts (first-seen order) and, for each input, the row of its distinct text."""
+    index: dict[str, int] = {}
+    where = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), where
 
 
 EMBEDDER_NAMES = ("minilm", "lexical")

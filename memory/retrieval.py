@@ -10,7 +10,8 @@ Modes, and the score that ``govern`` thresholds (``Hit.similarity``):
 
 ``dense``
     Cosine similarity of the chosen embedder (``minilm`` or the seed's ``lexical``
-    term-frequency embedder), from the Chroma query (higher is more similar).
+    term-frequency embedder), higher is more similar: exact, from the vectors written
+    to the store (every text is encoded once, :mod:`memory.study_vectors`).
 ``lexical``
     BM25 (the ``bm25s`` package, its defaults: Lucene variant, k1=1.5, b=0.75) over
     one index per (tenant, user). Tokens: lower-cased words of two or more
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Literal
 
@@ -45,13 +46,16 @@ from .errors import InputError
 from .manager import MemoryManager
 from .recall import Candidates
 from .schema import MemoryRecord, validate_text
-from .store import StoreLocation, similarity_from_distance
+from .store import StoreLocation
+from .study_vectors import KnownVectors, cosines, encode_once
 
 Mode = Literal["dense", "lexical", "hybrid"]
 MODES: tuple[str, ...] = ("dense", "lexical", "hybrid")
 HYBRID_WEIGHT = 0.5
 """Weight of the dense cosine in hybrid mode (the rest goes to normalised BM25); not tuned."""
 Progress = Callable[[int, int], None]
+WRITE_BATCH = 512
+"""Memories per write into the study's store: fewer, larger Chroma upserts (the vectors are already known)."""
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -101,8 +105,12 @@ class Rankings:
     """What ``similarity`` means in the candidates, in words."""
     questions: tuple[RankedQuestion, ...]
     pool_missing: int = 0
-    """(question, memory) pairs Chroma's approximate index left out of a full-pool query (0 means
-    every pool is complete); such memories cannot be recalled, by the study or by the engine."""
+    """(question, memory) pairs left out of a pool; always 0, since pools are scored exactly (kept in
+    the study JSON, which reported the approximate index's misses before)."""
+    encoded: int = 0
+    """Distinct texts (memories and questions) encoded, once each; 0 in lexical mode."""
+    encoded_again: int = 0
+    """Texts the embedder was asked for after the single pass (0: nothing was encoded twice)."""
 
 
 def check_mode(mode: str) -> str:
@@ -119,9 +127,11 @@ def rank(
     hybrid_weight: float = HYBRID_WEIGHT,
     progress: Progress | None = None,
 ) -> Rankings:
-    """Write the dataset into a fresh in-memory MemoryManager and score every question's pool once.
+    """Encode every distinct text once, write the dataset into a fresh in-memory MemoryManager
+    and score every question's pool once (exact cosines per owner, no per-question store query).
 
-    ``progress(done, total)`` counts memories written, then questions scored.
+    ``progress(done, total)`` counts memories (encoded with the questions, or written in lexical
+    mode), then questions scored.
     """
     check_mode(mode)
     if not 0.0 <= hybrid_weight <= 1.0:
@@ -134,34 +144,45 @@ def rank(
     else:
         emb = make_embedder(embedder) if isinstance(embedder, str) else embedder
         emb_name = embedder if isinstance(embedder, str) else emb.name
-    manager = MemoryManager(
-        MemoryConfig(), embedder=emb, location=StoreLocation(), workspace=f"study-{uuid.uuid4().hex[:12]}"
-    )
+    config = MemoryConfig()
     messages = [m.to_message() for m in dataset.memories]
-    total = len(messages) + len(dataset.questions)
+    _validate_texts(messages, dataset.questions if mode != "lexical" else (), config.max_message_chars)
+    n_mem, total = len(messages), len(messages) + len(dataset.questions)
     report = progress or (lambda done, total: None)
+    vectors: dict[str, np.ndarray] = {}
+    if mode != "lexical":  # every memory and question text, encoded once, longest first
+        texts = [m.content for m in messages] + [q.text for q in dataset.questions]
+        vectors = encode_once(texts, emb, progress=lambda done, n: report(n_mem * done // n, total))
+    known = KnownVectors(emb, vectors)
+    manager = MemoryManager(config, embedder=emb if mode == "lexical" else known, location=StoreLocation(),
+                            workspace=f"study-{uuid.uuid4().hex[:12]}")
     try:
-        manager.add_many(messages, progress=lambda done, _t: report(done, total))
-        pools = _Pools(manager)
+        manager.add_many(messages, progress=(lambda done, _t: report(done, total)) if mode == "lexical" else None,
+                         batch_size=WRITE_BATCH)
+        report(n_mem, total)
+        pools = _Pools(manager, vectors)
         lexical = _LexicalIndex(pools) if mode != "dense" else None
         out: dict[str, RankedQuestion] = {}
         for owner, questions in _by_owner(dataset.questions).items():
-            if mode == "lexical":
-                scored = [[(r, 0.0) for r in pools.hot(owner)] for _ in questions]
-            else:
-                scored = pools.dense(owner, questions)
-            for q, hot in zip(questions, scored):
-                if lexical is not None:
-                    hot = _mix(hot, lexical.scores(q), 0.0 if mode == "lexical" else hybrid_weight)
+            records = pools.hot(owner)
+            dense = pools.dense(owner, questions) if mode != "lexical" else np.zeros((len(questions), len(records)))
+            order_key = _tie_break(records)
+            for q, cos in zip(questions, dense):
+                if lexical is None:
+                    scores = cos.astype(np.float64)
+                else:
+                    weight = 0.0 if mode == "lexical" else hybrid_weight
+                    scores = weight * cos.astype(np.float64) + (1.0 - weight) * lexical.scores(q)
                 active = pools.active_ids(owner, q.as_of)
+                hot = [(records[i], float(scores[i])) for i in np.lexsort((order_key, -scores))]
                 c = Candidates(q.text, q.tenant_id, q.user_id, q.as_of, hot, [p for p in hot if p[0].memory_id in active])
-                out[q.id] = RankedQuestion(q, _sorted(c))
-                report(len(messages) + len(out), total)
+                out[q.id] = RankedQuestion(q, c)
+                report(n_mem + len(out), total)
     finally:
         _drop(manager)
     ranked = tuple(out[q.id] for q in dataset.questions)
     scorer = describe_scorer(mode, emb_name, hybrid_weight)
-    return Rankings(dataset, mode, emb_name, scorer, ranked, pool_missing=pools.missing)
+    return Rankings(dataset, mode, emb_name, scorer, ranked, encoded=len(vectors), encoded_again=known.misses)
 
 
 def describe_scorer(mode: str, embedder: str | None, hybrid_weight: float = HYBRID_WEIGHT) -> str:
@@ -181,21 +202,19 @@ def _by_owner(questions) -> dict[tuple[str, str], list[DataQuestion]]:
 
 
 class _Pools:
-    """Each owner's records, read once from the store, and every question's cosine over all of them.
+    """Each owner's records, read once from the store, and every question's exact cosine over all of them.
 
-    The dense scores are one matrix product per owner (all of that owner's question vectors against
-    the owner's vectors, read once with :meth:`MemoryStore.owner_vectors`): exact, so no candidate is
-    missed. Isolation (the owner's own records) and the distance conversion
-    (:func:`store.similarity_from_distance`) are the store's own; a test checks the pools equal
-    ``MemoryManager.candidates``.
+    Records come from :meth:`MemoryManager.records` (isolation and lifecycle filters inside the
+    store query); cosines are one numpy product per owner over the vectors the study encoded once
+    (the very vectors written to the store), so no per-question store query and no approximate
+    index: a test checks the pools equal ``MemoryManager.candidates``.
     """
 
-    def __init__(self, manager: MemoryManager) -> None:
+    def __init__(self, manager: MemoryManager, vectors: dict[str, np.ndarray]) -> None:
         self.manager = manager
+        self.vectors = vectors
         self._hot: dict[tuple[str, str], list[MemoryRecord]] = {}
         self._active: dict[tuple[str, str, float], frozenset[str]] = {}
-        self.missing = 0
-        """(question, memory) pairs the approximate (HNSW) query did not return; they cannot be recalled."""
 
     def hot(self, owner: tuple[str, str]) -> list[MemoryRecord]:
         """The owner's records, archive excluded (the blind pool), oldest first."""
@@ -211,23 +230,25 @@ class _Pools:
             self._active[key] = frozenset(r.memory_id for r in records)
         return self._active[key]
 
-    def dense(self, owner: tuple[str, str], questions: list[DataQuestion]) -> list[list[tuple[MemoryRecord, float]]]:
-        """(record, cosine) for every hot record of the owner, per question."""
-        records = {r.memory_id: r for r in self.hot(owner)}
-        if not records:
-            return [[] for _ in questions]
-        for q in questions:
-            validate_text(q.text, f"question {q.id!r}", max_chars=self.manager.config.max_message_chars)
-        vectors = np.asarray(self.manager.embedder.embed([q.text for q in questions]), dtype=np.float32)
-        hot, matrix = self.manager.store.owner_vectors(owner[0], owner[1], scope="hot")
-        sims = vectors @ matrix.T
-        pools = []
-        for row in sims:
-            order = np.argsort(-row, kind="stable")
-            pools.append([(records[hot[j].memory_id], similarity_from_distance(1.0 - float(row[j])))
-                          for j in order if hot[j].memory_id in records])
-        self.missing += sum(len(records) - len(p) for p in pools)
-        return pools
+    def dense(self, owner: tuple[str, str], questions: list[DataQuestion]) -> np.ndarray:
+        """(questions, hot records) cosine of each question with each of the owner's records, in :meth:`hot` order."""
+        return cosines(self.vectors, [q.text for q in questions], [r.content for r in self.hot(owner)])
+
+
+def _validate_texts(messages: list, questions: tuple[DataQuestion, ...], max_chars: int) -> None:
+    """Reject a bad memory or question text before anything is encoded or written (labels as the engine's)."""
+    for i, m in enumerate(messages):
+        validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=max_chars)
+    for q in questions:
+        validate_text(q.text, f"question {q.id!r}", max_chars=max_chars)
+
+
+def _tie_break(records: list[MemoryRecord]) -> np.ndarray:
+    """Each record's place in (message_id, memory_id) order: how equal scores are ranked, every run the same."""
+    order = sorted(range(len(records)), key=lambda i: (records[i].message_id, records[i].memory_id))
+    rank = np.empty(len(records), dtype=np.int64)
+    rank[order] = np.arange(len(records))
+    return rank
 
 
 class _LexicalIndex:
@@ -249,28 +270,15 @@ class _LexicalIndex:
             self._indexes[owner] = (retriever, [r.memory_id for r in records])
         return self._indexes[owner]
 
-    def scores(self, q: DataQuestion) -> dict[str, float]:
-        """memory_id -> BM25 / the best BM25 for this question, in [0, 1]; all 0 when nothing overlaps."""
+    def scores(self, q: DataQuestion) -> np.ndarray:
+        """BM25 / the best BM25 for this question, in [0, 1], per record in :meth:`_Pools.hot` order;
+        all 0 when nothing overlaps."""
         retriever, ids = self._index(q.owner)
         tokens = bm25_tokens(q.text)
         raw = np.asarray(retriever.get_scores(tokens), dtype=np.float64) if tokens and ids else np.zeros(len(ids))
         raw = np.maximum(raw, 0.0)  # BM25 is never negative; guard the [0, 1] contract anyway
         best = float(raw.max()) if len(raw) else 0.0
-        norm = raw / best if best > 0 else np.zeros_like(raw)
-        return {i: float(s) for i, s in zip(ids, norm)}
-
-
-def _mix(pairs: list[tuple[MemoryRecord, float]], lexical: dict[str, float], weight: float) -> list[tuple[MemoryRecord, float]]:
-    """weight * the pair's score + (1 - weight) * the record's normalised BM25."""
-    return [(r, weight * s + (1.0 - weight) * lexical.get(r.memory_id, 0.0)) for r, s in pairs]
-
-
-def _sorted(c: Candidates) -> Candidates:
-    """Highest score first, ties by message id, so every run ranks the same way."""
-    def key(pair: tuple[MemoryRecord, float]):
-        return (-pair[1], pair[0].message_id, pair[0].memory_id)
-
-    return replace(c, hot=sorted(c.hot, key=key), active=sorted(c.active, key=key))
+        return raw / best if best > 0 else np.zeros_like(raw)
 
 
 def _drop(manager: MemoryManager) -> None:

@@ -7,8 +7,10 @@ Typical use::
                        thresholds="0.1:0.9:0.05", top_ks=[5, 10], decay_rates=[0.0])
     result.recommended.row, result.to_frame(), result.to_dict()
 
-Every question's pool is scored once (:func:`memory.retrieval.rank`); each setting then
-re-runs :func:`memory.recall.govern` on those pools, so a sweep costs about one pass.
+Every question's pool is scored once (:func:`memory.retrieval.rank`: each text encoded once,
+exact cosines); each setting then re-runs :func:`memory.recall.govern` on the part of those
+pools it can keep (sorted once per decay rate, :mod:`memory.study_pools`), so a sweep costs
+about one pass.
 
 Metrics of one setting (docs/study.md has the full definitions):
 
@@ -44,9 +46,10 @@ from .config import MemoryConfig
 from .datasets import Dataset, DataQuestion, load_dataset
 from .embedders import Embedder
 from .errors import InputError
-from .recall import Candidates, govern
+from .recall import govern
 from .retrieval import HYBRID_WEIGHT, RankedQuestion, Rankings, rank
 from .schema import Hit
+from .study_pools import CompositePool, composite_pools
 from .study_results import (  # noqa: F401 - re-exported: the study API in one import
     AtK, Metrics, Recommendation, StudyResult, SweepRow, category_key, check_out_path, format_study,
 )
@@ -249,15 +252,24 @@ def sweep(
     settings = [(d, k, t) for d in decay_rates for k in top_ks for t in thresholds]
     base = MemoryConfig(token_budget=budget)
     rows: list[SweepRow] = []
+    ordered: dict[float, list[CompositePool]] = {}
+    outcomes: dict[tuple, _Outcome] = {}
+    pools = [rq.candidates for rq in rankings.questions]
     for done, (decay, top_k, threshold) in enumerate(settings, start=1):
         config = base.replace(threshold=threshold, top_k=top_k, decay_rate=decay)
+        if decay not in ordered:  # the composite order depends on the decay rate only
+            ordered, outcomes = {decay: composite_pools(pools, config)}, {}
         overall = _Tally(labels)
         per_cat: dict[str, _Tally] = {}
-        for rq in rankings.questions:
-            hits = govern(_above(rq.candidates, threshold), config, token_counter=counter).governed
+        for i, (rq, pool) in enumerate(zip(rankings.questions, ordered[decay])):
             q = rq.question
-            overall.add(q, hits, labels_of)
-            per_cat.setdefault(q.category, _Tally(labels)).add(q, hits, labels_of)
+            kept = pool.top(config.threshold, config.top_k)
+            # the kept candidates all pass and all fit top_k, so they alone decide what govern returns
+            key = (i, tuple(r.memory_id for r, _ in kept.active))
+            if key not in outcomes:
+                outcomes[key] = _Outcome.of(q, govern(kept, config, token_counter=counter).governed, labels_of)
+            overall.add(q, outcomes[key])
+            per_cat.setdefault(q.category, _Tally(labels)).add(q, outcomes[key])
         m = overall.metrics()
         rows.append(SweepRow(**_metric_fields(m), threshold=threshold, top_k=top_k, decay_rate=decay,
                              by_category={c: per_cat[c].metrics() for c in sorted(per_cat, key=category_key)}))
@@ -326,18 +338,32 @@ def _memo(counter: TokenCounter) -> TokenCounter:
     return count
 
 
-def _above(c: Candidates, threshold: float) -> Candidates:
-    """The pool cut at the threshold (pools are sorted, highest score first).
+@dataclass(frozen=True)
+class _Outcome:
+    """What one question's governed hits count for (the same hits count the same in every setting)."""
 
-    ``govern`` would drop the rest at its threshold stage anyway, so the governed result is
-    the same; cutting first keeps a sweep close to one pass. The blind pool is not studied.
-    """
-    kept = []
-    for pair in c.active:
-        if pair[1] < threshold:
-            break
-        kept.append(pair)
-    return Candidates(c.query, c.tenant_id, c.user_id, c.as_of, kept, kept)
+    injected: int
+    tokens: int
+    leaks: int
+    """Hits of another (tenant, user)."""
+    forbidden: int
+    found: int
+    """Hits among the question's relevant ids."""
+    labels: Counter[str]
+    """Pollution labels of the hits."""
+
+    @classmethod
+    def of(cls, q: DataQuestion, hits: Sequence[Hit], labels_of: dict) -> "_Outcome":
+        ids = [h.record.message_id for h in hits]
+        forbidden, relevant = set(q.forbidden), set(q.relevant)
+        labels: Counter[str] = Counter()
+        for i in ids:
+            labels.update(labels_of.get((q.owner, i), ()))
+        return cls(
+            injected=len(hits), tokens=sum(h.tokens for h in hits),
+            leaks=sum((h.record.tenant_id, h.record.user_id) != q.owner for h in hits),
+            forbidden=sum(i in forbidden for i in ids), found=sum(i in relevant for i in ids), labels=labels,
+        )
 
 
 class _Tally:
@@ -352,28 +378,23 @@ class _Tally:
         self.no_answer_empty = self.no_answer_injected = 0
         self.label_counts: Counter[str] = Counter()
 
-    def add(self, q: DataQuestion, hits: Sequence[Hit], labels_of: dict) -> None:
-        ids = [h.record.message_id for h in hits]
+    def add(self, q: DataQuestion, o: _Outcome) -> None:
         self.questions += 1
-        self.injected += len(hits)
-        self.tokens += sum(h.tokens for h in hits)
-        self.leaks += sum((h.record.tenant_id, h.record.user_id) != q.owner for h in hits)
-        forbidden = set(q.forbidden)
-        self.forbidden += sum(i in forbidden for i in ids)
-        for i in ids:
-            self.label_counts.update(labels_of.get((q.owner, i), ()))
+        self.injected += o.injected
+        self.tokens += o.tokens
+        self.leaks += o.leaks
+        self.forbidden += o.forbidden
+        self.label_counts.update(o.labels)
         if q.answerable:
-            relevant = set(q.relevant)
-            found = sum(i in relevant for i in ids)
             self.answerable += 1
-            self.recall_sum += found / len(relevant)
-            self.relevant_injected += found
-            self.labelled_injected += len(ids)
+            self.recall_sum += o.found / len(set(q.relevant))
+            self.relevant_injected += o.found
+            self.labelled_injected += o.injected
         elif q.no_answer:
             self.no_answer += 1
-            self.no_answer_empty += not ids
-            self.no_answer_injected += len(ids)
-            self.labelled_injected += len(ids)
+            self.no_answer_empty += not o.injected
+            self.no_answer_injected += o.injected
+            self.labelled_injected += o.injected
 
     def metrics(self) -> Metrics:
         precision = self.relevant_injected / self.labelled_injected if self.labelled_injected else None

@@ -19,7 +19,8 @@ from memory.datasets import load_dataset, scenario_dataset
 from memory.embedders import LexicalEmbedder
 from memory.errors import InputError
 from memory.retrieval import HYBRID_WEIGHT, bm25_tokens, rank
-from memory.study import _above, parse_range, parse_rule, recommend, run_study, sweep, validate_options
+from memory.study_pools import composite_pools
+from memory.study import parse_range, parse_rule, recommend, run_study, sweep, validate_options
 
 DAY = 86400.0
 
@@ -233,15 +234,17 @@ def test_study_pools_equal_the_managers_candidates(hand, make_manager):
         assert [s for _, s in rq.candidates.active] == sorted(mine.values(), reverse=True)
 
 
-def test_cutting_at_the_threshold_first_changes_nothing_govern_returns(workshop_lexical_dense):
-    for rq in workshop_lexical_dense.questions:
-        for threshold in (0.0, 0.15, 0.3, 0.6):
-            for top_k in (1, 3, 10):
-                for decay in (0.0, 0.5):
+def test_cutting_to_the_composite_top_k_first_changes_nothing_govern_returns(workshop_lexical_dense):
+    for decay in (0.0, 0.5):
+        pools = composite_pools([rq.candidates for rq in workshop_lexical_dense.questions], MemoryConfig(decay_rate=decay))
+        for rq, pool in zip(workshop_lexical_dense.questions, pools):
+            for threshold in (0.0, 0.15, 0.3, 0.6):
+                for top_k in (1, 3, 10):
                     cfg = MemoryConfig(threshold=threshold, top_k=top_k, decay_rate=decay, token_budget=120)
                     full = govern(rq.candidates, cfg).governed
-                    cut = govern(_above(rq.candidates, threshold), cfg).governed
-                    assert [(h.record.memory_id, h.score) for h in full] == [(h.record.memory_id, h.score) for h in cut]
+                    cut = govern(pool.top(threshold, top_k), cfg).governed
+                    assert [(h.record.memory_id, h.score, h.tokens) for h in full] == \
+                        [(h.record.memory_id, h.score, h.tokens) for h in cut]
 
 
 def test_decay_rate_reorders_by_the_composite_score(workshop, workshop_lexical_dense):
