@@ -40,6 +40,8 @@ Progress = Callable[[int, int], None]
 """progress(done, total), called as work advances (for progress bars)."""
 
 _QUERY_CACHE_SIZE = 256
+EMBED_CHUNK = 1024
+"""add_many embeds this many messages per embedder call (the embedder sorts them by length before batching)."""
 RETRIES = 3
 """How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
@@ -156,11 +158,14 @@ class MemoryManager:
         epochs = self.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[MemoryRecord] = []
         dropped: list[Message] = []
+        vectors_of: dict[str, np.ndarray] = {}
         for start in range(0, len(messages), batch_size):
             batch = messages[start : start + batch_size]
             fresh = self.not_ingested(batch)
             records = [self.record_for(m) for m in fresh]
-            vectors = self.embedder.embed([r.content for r in records]) if records else None
+            if any(r.memory_id not in vectors_of for r in records):  # embed ahead, a large chunk per call
+                vectors_of = self._embed_fresh(messages[start : start + max(EMBED_CHUNK, batch_size)])
+            vectors = np.stack([vectors_of[r.memory_id] for r in records]) if records else None
             applied = self.apply(Plan(add=records, vectors=vectors, window=fresh,
                                       ingested=_marks(fresh)), epochs=epochs)
             erased = {(t, u) for t, u, _ in _marks(fresh)} - {(t, u) for t, u, _ in applied.ingested}
@@ -186,6 +191,14 @@ class MemoryManager:
                 f"{', '.join(f'({t!r}, {u!r})' for t, u in owners)} erased while add_many ran: "
                 f"{len(dropped)} message(s) not stored ({names}); the other {len(out)} were stored")
         return out
+
+    def _embed_fresh(self, messages: Sequence[Message]) -> dict[str, np.ndarray]:
+        """memory_id -> vector of the messages not stored yet, embedded in one call (writes nothing)."""
+        fresh = self.not_ingested(messages)
+        if not fresh:
+            return {}
+        vectors = self.embedder.embed([m.content for m in fresh])
+        return {memory_id_for(m): np.asarray(v, dtype=np.float32) for m, v in zip(fresh, vectors)}
 
     # --- the journaled write --------------------------------------------------
     def not_ingested(self, messages: Sequence[Message]) -> list[Message]:
