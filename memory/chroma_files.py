@@ -24,10 +24,12 @@ raise rather than guess.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import MemoryLabError
 
@@ -49,6 +51,19 @@ def prepare_folder(folder: Path) -> None:
         db.commit()
     finally:
         db.close()
+
+
+@contextmanager
+def opening(folder: Path) -> Iterator[None]:
+    """Prepare ``folder`` and hold an exclusive lock on it while a client opens it: two processes opening a new
+    folder at once would both run Chroma's schema migrations ("table collections already exists")."""
+    prepare_folder(folder)
+    with open(folder / ".open.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def auto_vacuum(folder: Path) -> int:

@@ -131,14 +131,17 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
     check = Check("shared_folder")
     root = Path(__file__).resolve().parent.parent
     errors = leftovers = lost = replayed = 0
+    process_error = ""
     runs = 10 * scale
     for run in range(runs):
         data = folder / f"p{run}"
         procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(data), str(w)], cwd=root, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE) for w in range(2)]
         for p in procs:
-            out, _ = p.communicate(timeout=300)
+            out, err = p.communicate(timeout=300)
             errors += int(p.returncode != 0)
+            if p.returncode != 0 and not process_error:
+                process_error = (err.strip().splitlines() or ["(no output)"])[-1][:300]
             replayed += json.loads(out.strip().splitlines()[-1]) if p.returncode == 0 else 0
         mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=data), workspace="shared")
         leftovers += mm.recovered + len(mm.store.texts.journal_pending())
@@ -169,7 +172,7 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
     check.failures = errors + leftovers + lost + replayed
     check.figures = {"process_runs": runs, "managers": 8, "errors": errors, "leftover_plans": leftovers,
                      "replayed_live_plans": replayed,
-                     "lost": lost, "first_error": repr(failures[0])[:200] if failures else ""}
+                     "lost": lost, "first_error": repr(failures[0])[:200] if failures else process_error}
     return check
 
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .chroma_files import prepare_folder, purge_collection
+from .chroma_files import opening, purge_collection
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
 from .schema import MemoryRecord, field_values, validate_identifier
@@ -113,8 +113,9 @@ def chroma_client(location: StoreLocation):
                 _CLIENTS[key] = chromadb.HttpClient(host=location.host, port=location.port or 8000, settings=settings)
             elif location.data_dir is not None:
                 zero_fill_allocations()  # before Chroma allocates the index buffers it persists (memory/heap.py)
-                prepare_folder(location.data_dir / "chroma")  # auto_vacuum before Chroma's first open (chroma_files.py)
-                _CLIENTS[key] = chromadb.PersistentClient(path=str(location.data_dir / "chroma"), settings=settings)
+                folder = location.data_dir / "chroma"
+                with opening(folder):  # auto_vacuum first; one process at a time runs Chroma's migrations
+                    _CLIENTS[key] = chromadb.PersistentClient(path=str(folder), settings=settings)
             else:
                 _CLIENTS[key] = chromadb.EphemeralClient(settings=settings)
         return _CLIENTS[key]
