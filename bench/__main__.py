@@ -21,6 +21,8 @@ BENCHMARKS = {
     "ingest_throughput": "write path (extract, dedup, store) facts/s vs raw SentenceTransformer.encode",
     "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
+    "lab_start": "streamlit run -> first page drawn (model still loading) and page with the model's results, vs MiniLM load alone",
+    "upload_ingest": "a 1,500-message upload through the lab's load path vs encoding its messages once (same MiniLM)",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/heap.py) off, on, and set at start",
 }
 
