@@ -10,8 +10,10 @@
   messages, and adjudicates each;
 * ``old lab raw``: the lab's previous path (``add_many`` in batches of 64), for the before/after.
 
-The ratio of each to ``encode`` is the result (target for the default path: <= 1.5). Writes
-bench/results/upload_ingest.json and .md.
+The ratio of each to ``encode`` is the result (target for the default path: <= 1.5), in wall-clock
+seconds and in this process's CPU seconds (all threads: torch's and Chroma's included). On a machine
+shared with other work the CPU ratio is the steadier one: another process's load stretches wall time
+but not the CPU this work needs. Best of the interleaved runs. Writes bench/results/upload_ingest.json and .md.
 """
 
 from __future__ import annotations
@@ -76,20 +78,27 @@ def main(argv: list[str] | None = None) -> int:
 
     runs = {"encode": encode, "lab_raw": lambda: lab("raw"), "lab_facts": lambda: lab("facts"), "old_lab_raw": old_lab}
     seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(1 if a.quick else 2):  # interleaved, so a busy moment of the machine hits every side
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(2 if a.quick else 3):  # interleaved, so a busy moment of the machine hits every side
         for name, fn in runs.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             seconds[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
     best = {name: min(values) for name, values in seconds.items()}
+    best_cpu = {name: min(values) for name, values in cpu.items()}
     ratio = {name: best[name] / best["encode"] for name in runs}
-    data = {"messages": len(messages), "users": 30, "load_batch": LOAD_BATCH, "seconds": seconds, "best_s": best,
-            "ratio_to_encode": ratio, "target_ratio_raw": 1.5, "meets_target": ratio["lab_raw"] <= 1.5}
+    ratio_cpu = {name: best_cpu[name] / best_cpu["encode"] for name in runs}
+    data = {"messages": len(messages), "users": 30, "load_batch": LOAD_BATCH, "seconds": seconds, "cpu_seconds": cpu,
+            "best_s": best, "best_cpu_s": best_cpu, "ratio_to_encode": ratio, "cpu_ratio_to_encode": ratio_cpu,
+            "target_ratio_raw": 1.5, "meets_target_wall": ratio["lab_raw"] <= 1.5,
+            "meets_target_cpu": ratio_cpu["lab_raw"] <= 1.5}
     labels = {"encode": "encode every message once (MiniLM)", "lab_raw": f"lab load, raw (batches of {LOAD_BATCH})",
               "lab_facts": f"lab load, facts (batches of {LOAD_BATCH})", "old_lab_raw": "previous lab load, raw (batches of 64)"}
     table = "\n".join([f"{len(messages)} messages, 30 users; best of {len(seconds['encode'])} interleaved runs.", "",
-                       "| path | seconds | / encode |", "|---|---:|---:|"]
-                      + [f"| {labels[n]} | {best[n]:.1f} | {ratio[n]:.2f} |" for n in runs])
+                       "| path | wall s | / encode | CPU s | / encode |", "|---|---:|---:|---:|---:|"]
+                      + [f"| {labels[n]} | {best[n]:.1f} | {ratio[n]:.2f} | {best_cpu[n]:.1f} | {ratio_cpu[n]:.2f} |"
+                         for n in runs])
     write_results("upload_ingest", data, table)
     print(table)
     return 0

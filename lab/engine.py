@@ -49,9 +49,9 @@ Owner = tuple[str, str]
 
 
 MODEL_POLL_SECONDS = 1.5
-"""How often a page waiting for the model checks on it. Each check is a fragment run, and a run holds the
-interpreter lock the loading thread needs: measured under load, polling every 0.5 s made the load take 117 s
-in the server, every 2 s 35 s (about 20 s alone in a process)."""
+"""How often a page waiting for the model checks on it. Each check is a fragment run of the server, which
+competes with the loading thread (for the interpreter lock and the CPU): on a busy 2-core machine, polling
+every 0.5 s stretched the load in the server to 117 s, every 2 s to 35 s (about 20 s alone in a process)."""
 JOB_POLL_SECONDS = 1.0
 """How often a page waiting for a background load of a scenario redraws its progress."""
 
