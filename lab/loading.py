@@ -27,7 +27,10 @@ log = logging.getLogger(__name__)
 
 LOAD_BATCH = 256
 """Messages per write call. Measured with the 1,500-message synthetic scenario and a free embedder, the
-write path's own cost fell from 12.9 s at 32 (raw) and 15.7 s (facts) to 4.0 s and 8.0 s at 256."""
+write path's own cost fell from 12.9 s at 32 (raw) and 15.7 s (facts) to 4.0 s and 8.0 s at 256 (busy machine).
+The price: chromadb's upsert keeps the interpreter lock for its whole call (measured: another thread of the
+process paused up to 1.2 s while 256-record upserts ran, median upsert 0.59 s), so other sessions of the
+server hitch for about one upsert per batch while a job writes."""
 BACKGROUND_AT = 200
 """Scenarios with at least this many messages load in a background job; smaller ones (the shipped
 scenarios) load in the page's own run, which takes about a second."""
