@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import wait as futures_wait
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,9 @@ MODEL_POLL_SECONDS = 1.5
 """How often a page waiting for the model checks on it. Each check is a fragment run of the server, which
 competes with the loading thread (for the interpreter lock and the CPU): on a busy 2-core machine, polling
 every 0.5 s stretched the load in the server to 117 s, every 2 s to 35 s (about 20 s alone in a process)."""
+READY_GRACE_SECONDS = 0.5
+"""How long a page waits for a load that is about to finish (the lexical embedder, or a model another part of
+the process already holds) before showing the status instead: such a load should not flash a status."""
 JOB_POLL_SECONDS = 1.0
 """How often a page waiting for a background load of a scenario redraws its progress."""
 
@@ -66,6 +70,8 @@ def embedder_for(name: str, *, wait: bool = False) -> Embedder:
     (the status polls and reruns the page once the model is ready); ``wait=True`` waits under a spinner
     instead (for a button press that must not be lost). A failed load shows its error and stops."""
     future = models.start(name)
+    if not future.done():
+        futures_wait([future], timeout=READY_GRACE_SECONDS)
     if not future.done():
         if wait:
             with st.spinner(t("engine.loading_model")):

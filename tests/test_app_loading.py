@@ -8,7 +8,8 @@
 * Cancel stops the job between two batches; the lab keeps what was written, says so, and loads the rest
   on request.
 
-The job is paused deterministically by holding lab.loading.SLOT (every batch of a background job holds it).
+The job is paused deterministically through lab.loading.SLOT (every batch of a background job enters it): the
+test holds it, or swaps in a turnstile that stops the job before its second batch.
 No wall-clock assertions: waits have generous deadlines and fail with a message, never a speed claim.
 """
 
@@ -109,23 +110,44 @@ def test_large_upload_loads_in_the_background_and_stores_every_record():
     assert int(metric(at, "Blind top-k")) == 5
 
 
-def test_cancel_stops_the_load_between_batches_and_the_rest_loads_on_request():
+class _Turnstile:
+    """Stands in for lab.loading.SLOT: lets the first batch through, then holds the job before its second
+    batch until the test opens it (a real SLOT is not fair: a test cannot reliably win it between batches)."""
+
+    def __init__(self) -> None:
+        self.entries = 0
+        self.reached = threading.Event()
+        self.go = threading.Event()
+
+    def __enter__(self) -> None:
+        self.entries += 1
+        if self.entries == 2:
+            self.reached.set()
+            assert self.go.wait(WAIT_S), "the test never opened the turnstile"
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def test_cancel_stops_the_load_between_batches_and_the_rest_loads_on_request(monkeypatch):
     at = open_app()
     data = _upload_bytes(650)
     total = len(json.loads(data)["messages"])
     assert total > 2 * LOAD_BATCH, "at least three batches"
+    turnstile = _Turnstile()
+    monkeypatch.setattr(loading, "SLOT", turnstile)
     at.sidebar.file_uploader[0].set_value(("big.json", data, "application/json")).run()
     job = at.session_state[JOB_KEY]
-    _wait_until(lambda: job.done >= LOAD_BATCH or job.finished, "the first batch")
-    with SLOT:  # the job is between two batches now, at most one batch further on
-        assert not job.finished, "more than one batch was left"
-        at.button(key="engine.cancel").click().run()
-        assert not at.exception, [e.value for e in at.exception]
-        assert job.cancelling
-        assert at.button(key="engine.cancel").disabled, "cancel was taken"
+    assert turnstile.reached.wait(WAIT_S), "the job did not reach its second batch"
+    assert job.done == LOAD_BATCH and not job.finished
+    at.button(key="engine.cancel").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert job.cancelling
+    assert at.button(key="engine.cancel").disabled, "cancel was taken"
+    turnstile.go.set()
     job.join(WAIT_S)
     assert job.state == "cancelled", (job.state, job.error)
-    assert LOAD_BATCH <= job.done < total
+    assert job.done == LOAD_BATCH, "stopped before the second batch"
     assert _stored(job) == job.done, "the batches before the cancel stay written, nothing after"
 
     at.run()
