@@ -24,6 +24,8 @@ BENCHMARKS = {
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
     "extraction_adversarial": "extraction time per KB on adversarial 1K/10K/100K-character inputs, bounded and not",
     "study_speed": "a whole LoCoMo study vs encoding its texts once + a numpy scoring pass; encoding before/after length sorting",
+    "lab_start": "streamlit run -> first page drawn (model still loading) and page with the model's results, vs MiniLM load alone",
+    "upload_ingest": "a 1,500-message upload through the lab's load path vs encoding its messages once (same MiniLM)",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/heap.py) off, on, and set at start",
 }
 

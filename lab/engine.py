@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import wait as futures_wait
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,8 @@ from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
 from memory.store import StoreLocation
 
-from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, state
+from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
+from .loading import BACKGROUND_AT, LOAD_BATCH, IngestJob, JobState, load_messages, start_job
 from .i18n import t
 from .pollution import kinds_of
 from .state import Settings
@@ -47,21 +49,55 @@ log = logging.getLogger(__name__)
 Owner = tuple[str, str]
 
 
-@st.cache_resource(show_spinner=False)
+MODEL_POLL_SECONDS = 1.5
+"""How often a page waiting for the model checks on it. Each check is a fragment run of the server, which
+competes with the loading thread (for the interpreter lock and the CPU): on a busy 2-core machine, polling
+every 0.5 s stretched the load in the server to 117 s, every 2 s to 35 s (about 20 s alone in a process)."""
+READY_GRACE_SECONDS = 0.5
+"""How long a page waits for a load that is about to finish (the lexical embedder, or a model another part of
+the process already holds) before showing the status instead: such a load should not flash a status."""
+JOB_POLL_SECONDS = 1.0
+"""How often a page waiting for a background load of a scenario redraws its progress."""
+
+
 def get_embedder(name: str) -> Embedder:
-    """The embedder, loaded once per process (MiniLM takes seconds; the lexical one is instant)."""
-    return make_embedder(name)
+    """The embedder, waiting for its background load (lab.models; MiniLM loads once per process)."""
+    return models.get(name)
 
 
-def embedder_for(name: str) -> Embedder:
-    """The cached embedder, with a spinner while MiniLM loads (the first time in this process)."""
-    if name == "minilm":
-        with st.spinner(t("engine.loading_model")):
-            return get_embedder(name)
-    return get_embedder(name)
+def embedder_for(name: str, *, wait: bool = False) -> Embedder:
+    """The embedder for a page. While it is still loading, the page shows a status element and stops
+    (the status polls and reruns the page once the model is ready); ``wait=True`` waits under a spinner
+    instead (for a button press that must not be lost). A failed load shows its error and stops."""
+    future = models.start(name)
+    if not future.done():
+        futures_wait([future], timeout=READY_GRACE_SECONDS)
+    if not future.done():
+        if wait:
+            with st.spinner(t("engine.loading_model")):
+                future.result()
+        else:
+            _model_status(name)
+            st.stop()
+    try:
+        return future.result()
+    except Exception as exc:
+        st.error(t("engine.model_failed", error=exc))
+        st.stop()
+        raise  # unreachable: st.stop raises
+
+
+@st.fragment(run_every=MODEL_POLL_SECONDS)
+def _model_status(name: str) -> None:
+    if models.ready(name):
+        st.rerun()
+    st.status(t("engine.loading_model"), state="running")
 
 
 def _release(live: "_Live") -> None:
+    if live.job is not None:  # stop writing before the workspace goes
+        live.job.cancel()
+        live.job.join()
     release_manager(live.manager)
 
 
@@ -79,12 +115,8 @@ def _workspace(workspace: str, embedder_name: str, write_path: str, data_dir: st
         MemoryConfig(window_size=WINDOW_CAPACITY), embedder=get_embedder(embedder_name), location=location,
         workspace=workspace, token_counter=cached_count_tokens,
     )
-    ingestor = Ingestor(manager, batch_size=INGEST_BATCH) if write_path == "facts" else None
+    ingestor = Ingestor(manager, batch_size=LOAD_BATCH) if write_path == "facts" else None
     return _Live(manager, LabData(), ingestor)
-
-
-INGEST_BATCH = 32
-"""Messages per write-path batch when loading a scenario (the progress bar moves once per batch)."""
 
 
 def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Message], *,
@@ -122,6 +154,8 @@ class LabData:
     """message id -> injection kind, for messages the lab added."""
     erased_ids: set[str] = field(default_factory=set)
     """message ids of users erased in this lab."""
+    partial: tuple[int, int] | None = None
+    """(written, total) when loading the scenario was cancelled part way; None when it loaded whole."""
     notes: dict[str, object] = field(default_factory=dict)
     """Page results to keep across reruns (last erase report, canaries, last recall)."""
 
@@ -131,6 +165,8 @@ class _Live:
     manager: MemoryManager
     data: LabData
     ingestor: Ingestor | None = None
+    job: IngestJob | None = None
+    """The background load of the scenario (large scenarios only), while running and after."""
 
 
 @dataclass
@@ -238,26 +274,83 @@ def start_page(page: str) -> Lab:
 
 
 def open_lab(current: Settings, config: MemoryConfig) -> Lab:
-    """This session's lab for the current settings: load the model and replay the scenario if needed (with progress)."""
+    """This session's lab for the current settings: wait for the model and load the scenario if needed.
+
+    A scenario of ``BACKGROUND_AT`` messages or more loads in a background job (the page shows its
+    progress and a Cancel button, and stops until it ends); a smaller one loads here, under a progress bar.
+    """
     workspace = f"{state.lab_id()}-{current.scenario_key}" + ("-facts" if current.write_path == "facts" else "")
     location = session_location()
     embedder_for(current.embedder)
     live = _workspace(workspace, current.embedder, current.write_path,
                       str(location.data_dir) if location.data_dir else None, location.host, location.port)
     if not live.data.loaded:
-        _ingest(live, current)
+        if len(current.scenario.messages) >= BACKGROUND_AT:
+            _load_in_background(live, current)
+        else:
+            _ingest(live, current)
+    if live.data.partial:
+        _render_partial(live, current)
     return Lab(current, config, workspace, live.manager, live.data, live.ingestor)
 
 
 def _ingest(live: _Live, current: Settings) -> None:
-    scenario, data = current.scenario, live.data
+    scenario = current.scenario
     bar = st.progress(0.0, text=t("engine.ingesting", name=scenario.name, done=0, total=len(scenario.messages)))
 
     def progress(done: int, total: int) -> None:
         bar.progress(done / max(total, 1), text=t("engine.ingesting", name=scenario.name, done=done, total=total))
 
-    write(live.manager, live.ingestor, scenario.messages, progress=progress)
+    load_messages(live.manager, live.ingestor, scenario.messages, progress=progress)
     bar.empty()
+    _loaded(live.data, scenario, None)
+
+
+def _loaded(data: LabData, scenario: Scenario, partial: tuple[int, int] | None) -> None:
+    """Record that the scenario is in the workspace (whole, or ``partial`` = (written, total))."""
     data.labels.update({m.id: tuple(m.labels) for m in scenario.messages})
-    data.loaded = True
+    data.partial = partial
     data.version += 1
+    data.loaded = True
+
+
+def _load_in_background(live: _Live, current: Settings, *, start: int = 0) -> None:
+    """Start (or keep polling) the workspace's background load; stop the page until it has ended."""
+    scenario = current.scenario
+    if live.job is None:
+        def finish(job: IngestJob, end: JobState) -> None:
+            if end != "failed":
+                _loaded(live.data, scenario, None if job.done >= job.total else (job.done, job.total))
+
+        live.job = start_job(live.manager, live.ingestor, scenario.messages, start=start, on_finish=finish,
+                             name=f"lab-ingest-{state.lab_id()}")
+        st.session_state[state.JOB_KEY] = live.job
+    job = live.job
+    if job.state == "failed":
+        st.error(t("engine.ingest_failed", name=scenario.name, error=job.error))
+        if st.button(t("engine.retry"), key="engine.retry", icon=":material/refresh:"):
+            live.job = None
+            st.rerun()
+        st.stop()
+    if not job.finished:
+        _job_status(job, scenario.name)
+        st.stop()
+
+
+@st.fragment(run_every=JOB_POLL_SECONDS)
+def _job_status(job: IngestJob, name: str) -> None:
+    if job.finished:
+        st.rerun()
+    st.progress(job.fraction, text=t("engine.ingesting_background", name=name, done=job.done, total=job.total))
+    st.button(t("engine.cancel"), key="engine.cancel", on_click=job.cancel, icon=":material/cancel:",
+              disabled=job.cancelling)
+
+
+def _render_partial(live: _Live, current: Settings) -> None:
+    """A warning on every page while the lab holds part of its scenario, with a button to load the rest."""
+    written, total = live.data.partial or (0, 0)
+    st.warning(t("engine.partial", name=current.scenario.name, done=written, total=total))
+    if st.button(t("engine.resume"), key="engine.resume", icon=":material/play_arrow:"):
+        live.data.loaded, live.data.partial = False, None
+        live.job = None
+        _load_in_background(live, current, start=written)

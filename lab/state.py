@@ -38,6 +38,8 @@ UPLOAD_PREFIX = "upload-"
 """Start of ``Settings.scenario_key`` for an uploaded scenario (then the sha1 of its bytes, 12 hex digits)."""
 FOLDER_KEY = "lab.folder"
 """This browser session's folder under the store location (kept across "reset lab")."""
+JOB_KEY = "lab.ingest_job"
+"""This session's latest background load of a scenario (lab.loading.IngestJob), for pages and tests."""
 LAB_ID_KEY = "lab.id"
 """This session's lab generation: part of the workspace name, renewed by "reset lab"."""
 

@@ -359,7 +359,7 @@ def main() -> None:
     if not req.quick:
         st.caption(t("study.slow_note"))
     if req.mode != "lexical":
-        engine.embedder_for(req.embedder)
+        engine.embedder_for(req.embedder, wait=clicked)  # a press is not lost while the model loads
     result = _settled(req, run=req.quick or clicked, hint=t("study.press_run"))
     if result is None:
         return

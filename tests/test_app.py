@@ -23,9 +23,9 @@ from memory import (
 from memory.scenario import shipped_scenarios
 from memory.store import chroma_client
 
-from lab import PAGES, WINDOW_CAPACITY, figures, i18n, views
+from lab import PAGES, WINDOW_CAPACITY, figures, i18n, models, views
 from lab.engine import Lab, LabData
-from lab.state import CUSTOM_LABEL, DEFAULTS, KNOBS, Settings
+from lab.state import CUSTOM_LABEL, DEFAULT_EMBEDDER, DEFAULTS, KNOBS, Settings
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 240
@@ -47,6 +47,9 @@ def lab_env(tmp_path, monkeypatch):
 
 
 def open_app(page: str | None = None, **params: str) -> AppTest:
+    # The app loads the model in the background and shows a status until it is ready (tests/test_app_loading.py);
+    # these tests check what the page shows afterwards, so they wait for the model first, like a user would.
+    models.get(params.get("embedder", DEFAULT_EMBEDDER))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update(params)
     at.run()

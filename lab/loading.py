@@ -1,0 +1,151 @@
+"""Loading a scenario into a lab workspace: in large batches, cancellable, optionally in a background thread.
+
+:func:`load_messages` is the lab's ingest path (``bench/upload_ingest.py`` times it): messages go
+through the sidebar's write path ``LOAD_BATCH`` at a time, so the store pays its per-call costs
+(a Chroma upsert, a journal entry, a text-store transaction) a few times per thousand messages
+instead of dozens. :class:`IngestJob` runs it in a daemon thread for one lab session; the page
+polls the job's progress and its Cancel button sets a flag the loader reads between batches.
+
+Every batch holds :data:`SLOT`, so the background jobs of several sessions take turns batch by
+batch (one session's 8,000-message upload does not hold the others back until it ends) and a
+test can pause a job between two batches. This module never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Callable, ContextManager, Literal, Sequence
+
+from memory import MemoryManager, Message
+from memory.ingest import Ingestor
+from memory.schema import validate_text
+
+log = logging.getLogger(__name__)
+
+LOAD_BATCH = 256
+"""Messages per write call. Measured with the 1,500-message synthetic scenario and a free embedder, the
+write path's own cost fell from 12.9 s at 32 (raw) and 15.7 s (facts) to 4.0 s and 8.0 s at 256 (busy machine).
+The price: chromadb's upsert keeps the interpreter lock for its whole call (measured: another thread of the
+process paused up to 1.2 s while 256-record upserts ran, median upsert 0.59 s), so other sessions of the
+server hitch for about one upsert per batch while a job writes."""
+BACKGROUND_AT = 200
+"""Scenarios with at least this many messages load in a background job; smaller ones (the shipped
+scenarios) load in the page's own run, which takes about a second."""
+SLOT = threading.Semaphore(1)
+"""Held while a background job writes one batch: jobs of different sessions alternate batch by batch."""
+
+Progress = Callable[[int, int], None]
+JobState = Literal["queued", "running", "done", "cancelled", "failed"]
+
+
+def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: Sequence[Message], *,
+                  progress: Progress | None = None, cancelled: Callable[[], bool] = lambda: False,
+                  slot: ContextManager | None = None) -> int:
+    """Write ``messages`` in order through the write path (as-is with no ``ingestor``, else through it),
+    ``LOAD_BATCH`` at a time; returns how many were written.
+
+    Every message is validated first, so bad input writes nothing. ``cancelled`` is asked before every
+    batch (also after waiting for ``slot``): once it says yes, the load stops and the messages before
+    it stay written (each batch is written whole or not at all by the manager's journal).
+    """
+    for i, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise TypeError(f"messages[{i}] must be a Message, got {type(m).__name__}")
+        validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=manager.config.max_message_chars)
+    total, done = len(messages), 0
+    for start in range(0, total, LOAD_BATCH):
+        if cancelled():
+            break
+        batch = list(messages[start : start + LOAD_BATCH])
+        with slot or nullcontext():
+            if cancelled():
+                break
+            if ingestor is None:
+                manager.add_many(batch, batch_size=len(batch))
+            else:
+                ingestor.ingest_many(batch)
+        done += len(batch)
+        if progress:
+            progress(done, total)
+    return done
+
+
+@dataclass(eq=False)
+class IngestJob:
+    """One background load of messages into one lab workspace."""
+
+    manager: MemoryManager
+    """The workspace's manager (what the job writes into)."""
+    total: int
+    """Messages of the whole load (a resumed load counts the ones written before it too)."""
+    done: int = 0
+    """Messages written so far, in order (whole batches; a resumed load starts at its ``start``)."""
+    state: JobState = "queued"
+    """``queued`` until its thread runs, then ``running``, and at the end ``done``, ``cancelled`` or ``failed``."""
+    error: str | None = None
+    """The failure's message when ``state == "failed"``."""
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "cancelled", "failed")
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+    @property
+    def cancelling(self) -> bool:
+        """Cancel was asked for (the job may still be finishing its batch)."""
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Ask the job to stop before its next batch (the batch being written completes)."""
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the job's thread to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def start_job(manager: MemoryManager, ingestor: Ingestor | None, messages: Sequence[Message], *, start: int = 0,
+              on_finish: Callable[[IngestJob, JobState], None] | None = None, name: str = "lab-ingest") -> IngestJob:
+    """Start loading ``messages[start:]`` in a daemon thread (``start`` > 0 resumes a cancelled load).
+
+    ``on_finish(job, end)`` runs in that thread once the load has ended (``end`` is ``done``,
+    ``cancelled`` or ``failed``) and before ``job.state`` says so, so a page that sees a finished
+    job also sees what ``on_finish`` recorded.
+    """
+    if not 0 <= start <= len(messages):
+        raise ValueError(f"start must be within 0..{len(messages)}, got {start}")
+    job = IngestJob(manager, total=len(messages), done=start)
+    rest = list(messages[start:])
+
+    def progress(done: int, _total: int) -> None:
+        job.done = start + done
+
+    def run() -> None:
+        job.state = "running"
+        end: JobState = "done"
+        try:
+            load_messages(manager, ingestor, rest, progress=progress, cancelled=job._cancel.is_set, slot=SLOT)
+            if job.done < job.total:
+                end = "cancelled"
+        except Exception as exc:  # shown on the page; the workspace keeps the batches written before it
+            log.exception("loading %d messages failed", job.total)
+            job.error, end = str(exc) or type(exc).__name__, "failed"
+        try:
+            if on_finish:
+                on_finish(job, end)
+        finally:
+            job.state = end
+
+    job._thread = threading.Thread(target=run, name=name, daemon=True)
+    job._thread.start()
+    return job
+
