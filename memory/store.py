@@ -41,6 +41,11 @@ EXACT_SCAN_MAX = 5_000
 """Owners with at most this many records are ranked by an exact scan of their vectors; larger ones through
 HNSW. Measured (bench/recall_latency.py): the scan of 1,000 vectors is a fraction of a millisecond, where a
 Chroma query has a fixed cost of a few; the same rule as Qdrant's ``full_scan_threshold``."""
+HNSW_BATCH = 100
+"""Chroma's HNSW ``batch_size`` and ``sync_threshold`` for owners' collections (Chroma's default: 100 and 1,000).
+Chroma keeps a vector in its write-ahead log (inside ``chroma.sqlite3``) until the index is synced; with the
+default, an owner with fewer than 1,000 records would keep every vector there, and the log (which an erasure
+rewrites: memory/chroma_files.py) would grow with the store."""
 LAYOUT = "2"
 """The data folder layout: 1 = one collection per workspace with owner filters, 2 = one per owner."""
 
@@ -428,7 +433,8 @@ class MemoryStore:
             return handle
         if create:
             handle = self.client.get_or_create_collection(
-                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}},
+                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200,
+                                          "batch_size": HNSW_BATCH, "sync_threshold": HNSW_BATCH}},
                 metadata={"embedder": self.embedder_name, "dim": self.dim}, embedding_function=None,
             )
         else:
