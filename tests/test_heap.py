@@ -88,3 +88,9 @@ def test_an_embedded_store_turns_the_fill_on(tmp_path):
                          text=True, env=clean_env())
     before, after = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == {} and after == {"on": True}
+
+
+def test_ci_runs_the_suite_with_the_library_s_process_env():
+    """.ci/run sets GLIBC_TUNABLES before anything is installed; it must be the value memory.heap prescribes."""
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert f'export GLIBC_TUNABLES="{PROCESS_ENV["GLIBC_TUNABLES"]}"' in ci
