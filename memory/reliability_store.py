@@ -132,7 +132,7 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
     root = Path(__file__).resolve().parent.parent
     errors = leftovers = lost = replayed = 0
     process_error = ""
-    runs = 10 * scale
+    runs = 20 * scale
     for run in range(runs):
         data = folder / f"p{run}"
         procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(data), str(w)], cwd=root, text=True,
@@ -148,29 +148,33 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
         lost += 20 - mm.store.count()
         mm.store.texts.close()
         check.cases += 1
-    data = folder / "threads"
-    managers = [MemoryManager(embedder=embedder, location=StoreLocation(data_dir=data), workspace="shared")
-                for _ in range(8)]
     failures: list[BaseException] = []
+    for run in range(runs):  # eight managers of one process on one folder, writing at once
+        data = folder / f"t{run}"
+        managers = [MemoryManager(embedder=embedder, location=StoreLocation(data_dir=data), workspace="shared")
+                    for _ in range(8)]
 
-    def write(k: int) -> None:
-        try:
-            for i in range(10):
-                managers[k].add(_msg(f"m{k}", i, f"manager {k} note {i}"))
-        except BaseException as exc:  # noqa: BLE001 - counted: an error surfaced to a caller
-            failures.append(exc)
+        def write(k: int) -> None:
+            try:
+                for i in range(5):
+                    managers[k].add(_msg(f"m{k}", i, f"manager {k} note {i}"))
+            except BaseException as exc:  # noqa: BLE001 - counted: an error surfaced to a caller
+                failures.append(exc)
 
-    threads = [threading.Thread(target=write, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        leftovers += len(managers[0].store.texts.journal_pending())
+        lost += 40 - managers[0].store.count()
+        for mm in managers:
+            mm.store.texts.close()
+        check.cases += 1
     errors += len(failures)
-    leftovers += len(managers[0].store.texts.journal_pending())
-    lost += 80 - managers[0].store.count()
-    check.cases += 1
     check.failures = errors + leftovers + lost + replayed
-    check.figures = {"process_runs": runs, "managers": 8, "errors": errors, "leftover_plans": leftovers,
+    check.figures = {"process_runs": runs, "manager_runs": runs, "managers": 8, "errors": errors,
+                     "leftover_plans": leftovers,
                      "replayed_live_plans": replayed,
                      "lost": lost, "first_error": repr(failures[0])[:200] if failures else process_error}
     return check
