@@ -122,12 +122,13 @@ class TextStore:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
-    def _rows_in(self, sql: str, args: tuple, ids: list[str], *, chunk: int = 500) -> list[tuple]:
-        """Run ``sql`` (with ``{marks}`` for an IN list) over ``ids`` in chunks SQLite accepts."""
+    def _rows_in(self, sql: str, args: tuple, ids: list[str], *, chunk: int = 500, tail: tuple = ()) -> list[tuple]:
+        """Run ``sql`` (with ``{marks}`` for an IN list; ``args`` before it, ``tail`` after) over ``ids`` in
+        chunks SQLite accepts."""
         out: list[tuple] = []
         for start in range(0, len(ids), chunk):
             part = ids[start : start + chunk]
-            out += self._rows(sql.format(marks=",".join("?" * len(part))), (*args, *part))
+            out += self._rows(sql.format(marks=",".join("?" * len(part))), (*args, *part, *tail))
         return out
 
     # --- records: text, lifecycle metadata and vector of every long-term memory ---------
@@ -170,27 +171,29 @@ class TextStore:
     def records(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
                 ) -> list[tuple[str, str, dict[str, Any]]]:
         """(memory_id, content, fields) of one owner's records: all of them, or those of ``memory_ids``."""
-        sql = "SELECT memory_id, content, fields FROM texts WHERE tenant_id = ? AND user_id = ?"
         if memory_ids is None:
-            rows = self._rows(sql, (tenant_id, user_id))
-        else:
-            rows = self._rows_in(sql + " AND memory_id IN ({marks})", (tenant_id, user_id), list(memory_ids))
+            rows = self._rows("SELECT memory_id, content, fields FROM texts WHERE tenant_id = ? AND user_id = ?",
+                              (tenant_id, user_id))
+        else:  # looked up by key, the owner checked on each row found (+: not through the owner index)
+            rows = self._rows_in("SELECT memory_id, content, fields FROM texts WHERE memory_id IN ({marks}) "
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
         return [(m, c, json.loads(f)) for m, c, f in rows]
 
     def vectors(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
                 ) -> tuple[list[str], list[bytes]]:
         """Ids and raw float32 vectors of one owner's records (all, or those of ``memory_ids``), in storage order."""
-        sql = "SELECT memory_id, vector FROM texts WHERE tenant_id = ? AND user_id = ?"
         if memory_ids is None:
-            rows = self._rows(sql + " ORDER BY rowid", (tenant_id, user_id))
+            rows = self._rows("SELECT memory_id, vector FROM texts WHERE tenant_id = ? AND user_id = ? ORDER BY rowid",
+                              (tenant_id, user_id))
         else:
-            rows = self._rows_in(sql + " AND memory_id IN ({marks})", (tenant_id, user_id), list(memory_ids))
+            rows = self._rows_in("SELECT memory_id, vector FROM texts WHERE memory_id IN ({marks}) "
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
         return [r[0] for r in rows], [r[1] for r in rows]
 
     def memory_ids_of(self, tenant_id: str, user_id: str, vector_ids: list[str]) -> dict[str, str]:
         """vector_id -> memory_id for one owner's records (ids of other owners are simply not found)."""
-        rows = self._rows_in("SELECT vector_id, memory_id FROM texts WHERE tenant_id = ? AND user_id = ? "
-                             "AND vector_id IN ({marks})", (tenant_id, user_id), list(vector_ids))
+        rows = self._rows_in("SELECT vector_id, memory_id FROM texts WHERE vector_id IN ({marks}) "
+                             "AND +tenant_id = ? AND +user_id = ?", (), list(vector_ids), tail=(tenant_id, user_id))
         return dict(rows)
 
     def vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
