@@ -390,13 +390,13 @@ class MemoryStore:
               now: float | None) -> list[tuple[MemoryRecord, float]]:
         """The best ``n`` in-scope records by exact similarity: records are read in rank order, a widening
         chunk at a time, until ``n`` are in scope or none is left."""
-        order = np.argsort(-sims, kind="stable")
         out: list[tuple[MemoryRecord, float]] = []
         start, chunk = 0, n + 4
-        while start < len(order) and len(out) < n:
-            part = [ids[j] for j in order[start : start + chunk]]
+        while start < len(sims) and len(out) < n:
+            order = top_order(sims, start + chunk)[start:]
+            part = [ids[j] for j in order]
             found = self.get(part, tenant_id=tenant_id, user_id=user_id)
-            for j, memory_id in zip(order[start : start + chunk], part):
+            for j, memory_id in zip(order, part):
                 record = found.get(memory_id)
                 if record is not None and in_scope(record.__dict__, scope=scope, now=now):
                     out.append((record, similarity_from_distance(1.0 - float(sims[j]))))
@@ -525,6 +525,16 @@ def _cache_mb_from_env() -> float:
     if not value >= 0:
         raise MemoryLabError(f"{CACHE_ENV} must be 0 or more, got {text!r}")
     return value
+
+
+def top_order(sims: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the ``k`` highest values, highest first, ties by index: the first ``k`` of a stable
+    descending argsort, without sorting the rest (a partition, then a sort of the few kept)."""
+    if k >= len(sims):
+        return np.argsort(-sims, kind="stable")
+    kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+    top = np.flatnonzero(sims >= kth)  # every tie of the k-th value, so the index order decides as argsort would
+    return top[np.lexsort((top, -sims[top]))][:k]
 
 
 def _matrix(embeddings: np.ndarray, rows: int) -> np.ndarray:
