@@ -435,8 +435,8 @@ TEXT: dict[str, dict[str, str]] = {
     "erasure.holds": {"en": "held now", "zh": "当前持有"},
     "erasure.now": {"en": "What the lab holds of {owner} now", "zh": "本实验当前持有的 {owner} 数据"},
     "erasure.m_removed": {"en": "Items removed", "zh": "删除的条目"},
-    "erasure.m_others_before": {"en": "Other users' rows before", "zh": "其他用户数据行（删除前）"},
-    "erasure.m_others_after": {"en": "Other users' rows after", "zh": "其他用户数据行（删除后）"},
+    "erasure.m_others_touched": {"en": "Other users' rows touched", "zh": "被波及的其他用户数据行"},
+    "erasure.m_paths_clear": {"en": "Paths verified empty", "zh": "已验证清空的路径"},
     "erasure.canaries": {"en": "Canaries in the files of this lab's data folder", "zh": "本实验数据目录文件中的金丝雀"},
     "erasure.paths_note": {
         "en": "Every row is the library's own check (memory.erase.verify_erased), run before and after on the same "

@@ -17,6 +17,12 @@ and removes the collection's segment folders. Its cost is the owner's rows and f
 Record ids given to Chroma are random (see ``TextStore.put_records``), so what an index page may
 still hold as a divider key names no owner.
 
+One trace can survive that: Chroma's own transactions (which run without ``secure_delete``) may reuse a
+page freed by its log purge for another table, leaving old log bytes in the page's unused area. Only a
+byte search of the file finds those (:func:`file_holds`: one linear pass, vectorised, no lock needed) and
+only a rebuild clears them (:func:`rebuild`). The erasure runs both after it has released the writers
+(memory/erase.py), so they lengthen the erasure, not anyone else's write.
+
 This touches Chroma's own SQLite schema (tables ``segments``, ``embeddings``, ``embedding_metadata``,
 ``embeddings_queue``), pinned by requirements.txt; a schema it does not recognise makes the purge
 raise rather than guess.
@@ -31,6 +37,8 @@ import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
+
+import numpy as np
 
 from .errors import MemoryLabError
 
@@ -87,20 +95,16 @@ def segments(folder: Path, collection_id: str) -> list[tuple[str, str]]:
                                                  (collection_id,))]
 
 
-def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes] = ()) -> tuple[int, bool]:
-    """Delete one collection so that none of its rows or index files survive; returns its record count and
-    whether ``chroma.sqlite3`` had to be rebuilt.
+def purge_collection(client: Any, folder: Path, name: str) -> int:
+    """Delete one collection so that none of its rows or index files survive; returns its record count.
 
     ``folder`` is the embedded client's ``chroma`` folder. A collection that does not exist is a no-op (0).
-    ``traces`` are byte strings of the collection (its vector ids, its vectors): when Chroma's own page
-    reuse left one of them in ``chroma.sqlite3`` after the targeted deletes (SQLite reuses a freed page
-    inside a transaction without clearing it), the file is rebuilt with VACUUM, the one cost here that
-    is the file's size rather than the collection's (see :func:`file_holds`).
+    What Chroma's own page reuse may have left elsewhere in the file is :func:`file_holds`' job.
     """
     try:
         collection = client.get_collection(name)
     except Exception:  # noqa: BLE001 - NotFoundError and its relatives: nothing to purge
-        return 0, False
+        return 0
     count = collection.count()
     collection_id = str(collection.id)
     segs = segments(folder, collection_id)
@@ -123,27 +127,41 @@ def purge_collection(client: Any, folder: Path, name: str, *, traces: list[bytes
     client.delete_collection(name)
     for seg, _ in segs:
         wipe_folder(folder / seg)
-    rebuilt = bool(traces) and file_holds(folder / SQLITE_NAME, traces)
-    if rebuilt:
-        with _connect(folder) as db:
-            db.execute("VACUUM")
-    return count, rebuilt
+    return count
+
+
+def rebuild(folder: Path) -> None:
+    """Rebuild ``chroma.sqlite3`` (VACUUM): every page rewritten, no unused area kept. Its cost is the file's;
+    run it only when :func:`file_holds` found a trace."""
+    with _connect(folder) as db:
+        db.execute("VACUUM")
 
 
 TRACE_VECTORS = 8
-"""How many of the collection's vectors the post-purge check looks for byte by byte (each is a full pass over
-the file); every vector id is looked for, in one pass."""
+"""How many of the collection's vectors the trace check looks for byte by byte (each a pass over the file);
+every vector id is looked for, all in one pass."""
+ID_BYTES = 34
+"""A vector id's length: ``v-`` and 32 hex digits (``TextStore.vector_id``)."""
 
 
-def file_holds(path: Path, needles: list[bytes]) -> bool:
-    """Whether the file still holds one of ``needles``: every vector id (``v-`` and 32 hex digits, found in
-    one regex pass), and up to TRACE_VECTORS of the other needles (raw vectors), each a plain byte search."""
-    data = Path(path).read_bytes()
+def file_holds(path: Path, needles: list[bytes]) -> int:
+    """How many of ``needles`` the file holds: every vector id among them (all found in one vectorised pass
+    over the file) and up to TRACE_VECTORS of the others (raw vectors), each a plain byte search."""
+    data = Path(path).read_bytes() if Path(path).exists() else b""
     ids = {n for n in needles if _VECTOR_ID.fullmatch(n)}
-    if ids and any(m.group(0) in ids for m in _VECTOR_ID.finditer(data)):
-        return True
-    others = [n for n in needles if n not in ids][:TRACE_VECTORS]
-    return any(n in data for n in others)
+    found = 0
+    if ids and len(data) >= ID_BYTES:
+        raw = np.frombuffer(data, dtype=np.uint8)
+        starts = np.flatnonzero(raw[: len(raw) - ID_BYTES + 1] == ord("v"))
+        starts = starts[raw[starts + 1] == ord("-")]
+        # the 8 bytes after "v-" of every candidate, read in place, against the ids' own first 8: a few
+        # matches left, compared in full
+        heads = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))[starts + 2]
+        wanted = np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8")
+        maybe = starts[np.isin(heads, wanted)]
+        found += len(ids & {data[s : s + ID_BYTES] for s in maybe.tolist()})
+    others = [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]
+    return found + sum(n in data for n in others)
 
 
 _VECTOR_ID = re.compile(rb"v-[0-9a-f]{32}")

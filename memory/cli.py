@@ -228,7 +228,7 @@ def _erase_text(r: dict[str, Any]) -> str:
     lines = [f"erased {r['tenant_id']}/{r['user_id']}: removed {r['removed']}"]
     lines += [f"  {'OK ' if p['remaining'] == 0 else 'LEFT'} {p['name']:<18} remaining={p['remaining']}  {p['detail']}"
               for p in r["paths"]]
-    lines.append(f"  other users' records: {r['others_before']} before, {r['others_after']} after")
+    lines.append(f"  other users' rows touched: {r['others_touched']}")
     lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
     return "\n".join(lines)
 

@@ -6,18 +6,24 @@ decision log, ingestion marks, pending write plans in the journal, the owner reg
 (querying with the user's own texts), the query-embedding cache and, with ``disk_scan``, the bytes of
 every file in the data folder (the user's texts, vector ids and vectors searched as canaries).
 
-Everything but the disk scan costs what the user owns: the user's rows are found by an indexed owner
-key and the user's collection is dropped whole. The disk scan reads the whole data folder; it is the
-independent check that the targeted ones did not miss a copy (on by default; off for large stores, see
-docs/scale.md).
+The deletes cost what the user owns (the user's rows are found by an indexed owner key and the user's
+collection is dropped whole) and are the only part that holds the manager's write lock. The verification
+runs after the lock is released, so other owners' writers wait for the deletes only; writes of the erased
+owner itself wait for the verification too (:meth:`MemoryManager.apply`), so what it reports is the
+erasure's result. Two checks read files whole: ``chroma_file`` searches Chroma's database file for the
+user's vector ids and vectors (a linear pass; where Chroma's own page reuse left one in unused space, the
+file is rebuilt under the lock and searched again), and ``disk_scan`` searches every file of the data
+folder for the user's texts too (the independent check that the targeted ones did not miss a copy; on by
+default, off for large stores, see docs/scale.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chroma_files import rows_with_ids
+from .chroma_files import TRACE_VECTORS, rows_with_ids
 from .journal import Plan
 from .schema import EraseReport, PathCheck, validate_identifier
 
@@ -31,9 +37,19 @@ MAX_VECTOR_PROBES = 200
 """Vectors whose bytes the disk scan looks for (each is 4 x dim bytes: no false match)."""
 
 
-def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system",
-               disk_scan: bool = True) -> EraseReport:
-    """Erase one (tenant, user) everywhere and report what each path holds afterwards.
+@dataclass
+class Erased:
+    """What the deletes did: the evidence read before them, counts removed per path, other owners' rows touched."""
+
+    tenant_id: str
+    user_id: str
+    evidence: "Evidence"
+    removed: dict[str, int]
+    others_touched: int
+
+
+def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system") -> Erased:
+    """Delete one (tenant, user) from every path; costs what the user owns.
 
     The caller (:meth:`MemoryManager.erase_user`) holds the manager's write lock and has raised the
     owner's erase epoch, so no write of this owner accepted before the erasure lands after it.
@@ -46,16 +62,28 @@ def erase_user(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor:
 
     removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
     counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
-    others_before, others_after = counts.pop("others_before"), counts.pop("others_after")
+    others_touched = counts.pop("others_touched")
     removed.update(counts)
     removed["cache"] = manager.clear_caches()
     texts.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
+    return Erased(tenant_id, user_id, evidence, removed, others_touched)
 
-    paths = verify_erased(manager, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
-    return EraseReport(
-        tenant_id=tenant_id, user_id=user_id, removed=removed, paths=paths,
-        others_before=others_before, others_after=others_after,
-    )
+
+def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = True) -> EraseReport:
+    """Verify an erasure (without the write lock); a Chroma file trace is cleared by a rebuild under the lock,
+    then searched for again."""
+    owner = {"tenant_id": erased.tenant_id, "user_id": erased.user_id}
+    paths = verify_erased(manager, **owner, evidence=erased.evidence, disk_scan=disk_scan)
+    removed = dict(erased.removed, chroma_rebuilt=0)
+    at = next((i for i, p in enumerate(paths) if p.name == "chroma_file"), None)
+    if at is not None and paths[at].remaining:
+        with manager.writing():
+            manager.store.rebuild_chroma_file()
+        removed["chroma_rebuilt"] = 1
+        paths[at] = _chroma_file_check(manager.store, erased.evidence)
+        if disk_scan and manager.data_dir is not None:
+            paths[-1] = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+    return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
 
 
 class Evidence:
@@ -114,6 +142,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     if store.chroma_dir is not None:
         checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids),
                                 f"rows of Chroma's database with one of the user's {len(evidence.vector_ids)} vector ids"))
+        checks.append(_chroma_file_check(store, evidence))
     recalled = 0
     for text in evidence.texts[:MAX_RECALL_PROBES]:
         vec = manager.embedder.embed([text])[0]
@@ -138,6 +167,13 @@ def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[s
     if hits:
         detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
     return PathCheck("disk", len(hits), detail)
+
+
+def _chroma_file_check(store: Any, evidence: Evidence) -> PathCheck:
+    needles = [v.encode("ascii") for v in evidence.vector_ids] + [b for _, b in evidence.vectors]
+    held = store.chroma_traces(needles) or 0
+    return PathCheck("chroma_file", held, f"the user's {len(evidence.vector_ids)} vector ids and up to "
+                     f"{TRACE_VECTORS} of its vectors searched in every byte of Chroma's database file")
 
 
 def _collection_left(store: Any, name: str | None) -> int:

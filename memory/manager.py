@@ -132,6 +132,9 @@ class MemoryManager:
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
         self._epochs: dict[tuple[str, str], int] = {}
+        self._verifying: dict[tuple[str, str], int] = {}
+        """Owners whose erasure is being verified (how many erasures): their writes wait (:meth:`apply`)."""
+        self._idle = threading.Condition(self._lock)
         self.recovered = self.recover()
         """How many interrupted write plans were rolled forward when this manager opened its store."""
 
@@ -241,6 +244,8 @@ class MemoryManager:
         barrier, and what was accepted before it is not stored after it.
         """
         with self._lock:
+            while self._verifying and set(plan.owners()) & set(self._verifying):
+                self._idle.wait()  # an erasure of one of these owners is being verified: let it report first
             if epochs:
                 erased = {o for o, e in epochs.items() if self._epochs.get(o, 0) != e}
                 if erased:
@@ -450,12 +455,29 @@ class MemoryManager:
         vectors: an independent check whose cost is the folder's size (everything else costs what the
         user owns).
         """
-        from .erase import erase_user
+        from .erase import delete_everywhere, verify_deletion
 
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        owner = (tenant_id, user_id)
         with self._lock:
-            tenant_id, user_id = _check_owner(tenant_id, user_id)
-            self._epochs[(tenant_id, user_id)] = self._epochs.get((tenant_id, user_id), 0) + 1
-            return erase_user(self, tenant_id=tenant_id, user_id=user_id, actor=actor, disk_scan=disk_scan)
+            self._epochs[owner] = self._epochs.get(owner, 0) + 1
+            self._verifying[owner] = self._verifying.get(owner, 0) + 1
+            try:
+                erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
+            except BaseException:
+                self._done_verifying(owner)
+                raise
+        try:  # other owners' writers go on; this owner's wait (apply) until the report is made
+            return verify_deletion(self, erased, disk_scan=disk_scan)
+        finally:
+            self._done_verifying(owner)
+
+    def _done_verifying(self, owner: tuple[str, str]) -> None:
+        with self._idle:
+            self._verifying[owner] -= 1
+            if not self._verifying[owner]:
+                del self._verifying[owner]
+            self._idle.notify_all()
 
     def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = True) -> list[PathCheck]:
         """What every path holds of one user now: the erasure's own verification, run without erasing."""

@@ -387,16 +387,14 @@ class EraseReport:
     removed: dict[str, int]
     """Items removed per path."""
     paths: list[PathCheck]
-    others_before: int
-    """Rows of every other (tenant, user) in the text store (records, windows, summaries, decisions, marks),
-    counted inside the erase's own transaction, before its deletes."""
-    others_after: int
-    """The same count after the deletes, in the same transaction: equal unless the erase touched someone
-    else (a concurrent writer cannot change it in between)."""
+    others_touched: int
+    """Rows of other owners the erasure's deletes removed (records, windows, summaries, decisions, marks,
+    registry): the rows deleted minus the owner's own, both counted by key inside the erase's transaction.
+    0 unless the erase touched someone else; it costs the owner's rows, not a count of everyone's."""
 
     @property
     def ok(self) -> bool:
-        return all(p.remaining == 0 for p in self.paths) and self.others_before == self.others_after
+        return all(p.remaining == 0 for p in self.paths) and self.others_touched == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -404,7 +402,6 @@ class EraseReport:
             "user_id": self.user_id,
             "removed": dict(self.removed),
             "paths": [p.to_dict() for p in self.paths],
-            "others_before": self.others_before,
-            "others_after": self.others_after,
+            "others_touched": self.others_touched,
             "ok": self.ok,
         }

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .chroma_files import opening, purge_collection
+from .chroma_files import SQLITE_NAME, file_holds, opening, purge_collection, rebuild
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
 from .schema import MemoryRecord, field_values, validate_identifier
@@ -221,19 +221,27 @@ class MemoryStore:
         ])
 
     def delete_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
-        """Delete the owner's collection (on an embedded store, with no byte left); the caller erases the
-        TextStore rows. Returns how many vectors it held (``long_term_vectors``) and whether Chroma's file
-        had to be rebuilt to clear a trace its own page reuse left (``chroma_rebuilt``, 0 or 1)."""
+        """Delete the owner's collection (on an embedded store: its rows and index files, overwritten); the
+        caller erases the TextStore rows. Returns how many vectors it held (``long_term_vectors``). What
+        Chroma's own page reuse may have left in its file is :meth:`chroma_traces`' to find."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         self._cache.pop((tenant_id, user_id))
         if name is None:
-            return {"long_term_vectors": 0, "chroma_rebuilt": 0}
-        self._handles.pop(name, None)
-        traces = [v.encode("ascii") for v in self.texts.vector_ids(tenant_id, user_id)]
-        traces += [b for b in self.texts.vectors(tenant_id, user_id)[1] if b]
-        count, rebuilt = self._delete_collection(name, traces=traces)
-        return {"long_term_vectors": count, "chroma_rebuilt": int(rebuilt)}
+            return {"long_term_vectors": 0}
+        return {"long_term_vectors": self._delete_collection(name)}
+
+    def chroma_traces(self, needles: list[bytes]) -> int | None:
+        """How many of ``needles`` (vector ids, raw vectors) Chroma's database file still holds anywhere, live
+        or in unused space (None when the store is not embedded). A linear read of the file, no lock."""
+        folder = self.chroma_dir
+        return None if folder is None else file_holds(folder / SQLITE_NAME, needles)
+
+    def rebuild_chroma_file(self) -> None:
+        """Rebuild Chroma's database file (VACUUM, the file's cost): clears a trace :meth:`chroma_traces` found.
+        Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""
+        if self.chroma_dir is not None:
+            rebuild(self.chroma_dir)
 
     def drop(self) -> None:
         """Delete this workspace entirely: every owner's collection and the text file (best effort, never raises)."""
@@ -453,18 +461,18 @@ class MemoryStore:
             self._handles.pop(name, None)
             self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
 
-    def _delete_collection(self, name: str, *, traces: list[bytes] = ()) -> tuple[int, bool]:
+    def _delete_collection(self, name: str) -> int:
         self._handles.pop(name, None)
         folder = self.chroma_dir
         if folder is not None:
-            return purge_collection(self.client, folder, name, traces=traces)
+            return purge_collection(self.client, folder, name)
         try:
             handle = self.client.get_collection(name)
         except Exception:  # noqa: BLE001 - already gone
-            return 0, False
+            return 0
         count = handle.count()
         self.client.delete_collection(name)
-        return count, False
+        return count
 
 
 class VectorCache:

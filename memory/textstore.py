@@ -207,10 +207,6 @@ class TextStore:
             "SELECT COUNT(*) FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
         )[0][0]
 
-    def owner_ids(self, tenant_id: str, user_id: str) -> list[str]:
-        rows = self._rows("SELECT memory_id FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
-        return [r[0] for r in rows]
-
     def record_owners(self) -> list[tuple[str, str]]:
         """Every (tenant_id, user_id) with long-term records."""
         return [(t, u) for t, u in self._rows("SELECT DISTINCT tenant_id, user_id FROM texts ORDER BY 1, 2")]
@@ -311,14 +307,14 @@ class TextStore:
 
         ``scrub_plan`` rewrites a pending journal plan without the owner (None: nothing left, delete it), so no
         write plan keeps the owner's text. ``secure_delete`` is on, so SQLite overwrites the deleted content
-        in place: no VACUUM, and the cost is the owner's rows, not the file's. Also returns ``others_before``
-        and ``others_after``: the other owners' rows, counted inside the same transaction (a concurrent writer
-        cannot change them in between).
+        in place: no VACUUM, and the cost is the owner's rows, not the file's. Also returns ``others_touched``:
+        rows the deletes removed beyond the owner's own, counted by key inside the same transaction (so a
+        concurrent writer cannot blur it, and it costs the owner's rows, not a count of everyone else's).
         """
         key = (tenant_id, user_id)
-        tables = ("texts", "window", "summaries", "decisions", "ingested")
+        tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
         with self.transaction():
-            others_before = self._others(key, tables)
+            own = self.count_owner_rows(tenant_id, user_id)
             counts = {
                 "long_term_text": self.count_texts(tenant_id, user_id),
                 "recent_window": len(self.window(tenant_id, user_id)),
@@ -326,7 +322,8 @@ class TextStore:
                 "decision_log": self.count_decisions(tenant_id, user_id),
                 "journal": 0,
             }
-            self._tx([(f"DELETE FROM {t} WHERE tenant_id = ? AND user_id = ?", key) for t in (*tables, "owners")])
+            deleted = {t: self._db.execute(f"DELETE FROM {t} WHERE tenant_id = ? AND user_id = ?", key).rowcount
+                       for t in tables}
             for seq, plan in self.journal_pending():
                 clean = scrub_plan(plan) if scrub_plan else plan
                 if clean == plan:
@@ -336,14 +333,8 @@ class TextStore:
                     self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,))
                 else:
                     self._db.execute("UPDATE journal SET plan = ? WHERE seq = ?", (_json(clean), seq))
-            counts["others_before"] = others_before
-            counts["others_after"] = self._others(key, tables)
+            counts["others_touched"] = sum(deleted[t] - own[t] for t in tables)
             return counts
-
-    def _others(self, key: tuple[str, str], tables: tuple[str, ...]) -> int:
-        """Rows of every owner but ``key`` in ``tables``."""
-        return sum(self._rows(f"SELECT COUNT(*) FROM {t} WHERE NOT (tenant_id = ? AND user_id = ?)", key)[0][0]
-                   for t in tables)
 
     def count_owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
         """Rows of one owner in every table that is keyed by owner (the erasure check)."""

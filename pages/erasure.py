@@ -112,8 +112,8 @@ def _render_last(last: dict) -> None:
                                                         "count": t("fig.items")}), key=f"{PAGE}.chart")
     cols = st.columns(3)
     cols[0].metric(t("erasure.m_removed"), sum(report["removed"].values()))
-    cols[1].metric(t("erasure.m_others_before"), report["others_before"])
-    cols[2].metric(t("erasure.m_others_after"), report["others_after"])
+    cols[1].metric(t("erasure.m_others_touched"), report["others_touched"])
+    cols[2].metric(t("erasure.m_paths_clear"), f"{sum(p['remaining'] == 0 for p in report['paths'])} / {len(report['paths'])}")
     if last["canaries"]:
         st.markdown(f"**{t('erasure.canaries')}**")
         st.dataframe(pd.DataFrame([{"canary": c, "files_before": v["before"], "files_after": v["after"]}
