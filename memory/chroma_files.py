@@ -144,12 +144,32 @@ ID_BYTES = 34
 """A vector id's length: ``v-`` and 32 hex digits (``TextStore.vector_id``)."""
 
 
-def file_holds(path: Path, needles: list[bytes]) -> int:
-    """How many of ``needles`` the file holds: every vector id among them (all found in one vectorised pass
-    over the file) and up to TRACE_VECTORS of the others (raw vectors), each a plain byte search."""
+def file_holds(folder: Path, needles: list[bytes]) -> int:
+    """How many of ``needles`` (an erased collection's vector ids and vectors) ``chroma.sqlite3`` still holds:
+    every vector id among them (all found in one vectorised pass over the file) and up to TRACE_VECTORS of
+    the others, each a plain byte search. A vector that is also in a live row of Chroma's log is another
+    collection's (the same text embeds to the same vector) and is not counted."""
+    return len({needle for needle, _ in traces(folder, needles)})
+
+
+def traces(folder: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
+    """:func:`locate` in ``chroma.sqlite3``, without vectors another collection's live log rows hold."""
+    found = locate(Path(folder) / SQLITE_NAME, needles)
+    vectors = {n for n, _ in found if not _VECTOR_ID.fullmatch(n)}
+    if vectors:
+        with _connect(folder) as db:
+            shared = {v for v in vectors if db.execute("SELECT 1 FROM embeddings_queue WHERE vector = ? LIMIT 1",
+                                                       (v,)).fetchone()}
+        found = [(n, at) for n, at in found if n not in shared]
+    return found
+
+
+def locate(path: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
+    """(needle, offset) of every occurrence in the file of the vector ids among ``needles`` (one vectorised
+    pass) and of the first occurrence of up to TRACE_VECTORS of the others (raw vectors)."""
     data = Path(path).read_bytes() if Path(path).exists() else b""
     ids = {n for n in needles if _VECTOR_ID.fullmatch(n)}
-    found = 0
+    out: list[tuple[bytes, int]] = []
     if ids and len(data) >= ID_BYTES:
         raw = np.frombuffer(data, dtype=np.uint8)
         starts = np.flatnonzero(raw[: len(raw) - ID_BYTES + 1] == ord("v"))
@@ -158,10 +178,59 @@ def file_holds(path: Path, needles: list[bytes]) -> int:
         # matches left, compared in full
         heads = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))[starts + 2]
         wanted = np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8")
-        maybe = starts[np.isin(heads, wanted)]
-        found += len(ids & {data[s : s + ID_BYTES] for s in maybe.tolist()})
-    others = [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]
-    return found + sum(n in data for n in others)
+        out += [(data[s : s + ID_BYTES], s) for s in starts[np.isin(heads, wanted)].tolist()
+                if data[s : s + ID_BYTES] in ids]
+    for needle in [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]:
+        at = data.find(needle)
+        out += [(needle, at)] if at >= 0 else []
+    return out
+
+
+def trace_pages(folder: Path, needles: list[bytes]) -> dict[int, bytes]:
+    """The pages of ``chroma.sqlite3`` that hold one of ``needles`` (live or in unused space): page number ->
+    the page's bytes as read (no lock: a page a concurrent commit moves is found again by the next pass)."""
+    path = Path(folder) / SQLITE_NAME
+    found = traces(folder, needles)
+    if not found:
+        return {}
+    with open(path, "rb") as f:
+        header = f.read(100)
+        size = int.from_bytes(header[16:18], "big")
+        size = 65536 if size == 1 else size
+        pages = {}
+        for page in sorted({at // size + 1 for _, at in found}):
+            f.seek((page - 1) * size)
+            pages[page] = f.read(size)
+    return pages
+
+
+def rewrite_rows_of_pages(folder: Path, pages: dict[int, bytes], *, skip: set[bytes]) -> int:
+    """Rewrite, with ``secure_delete`` on, the rows of Chroma's ``embeddings`` table whose ids the given pages
+    hold (other than ``skip``, the erased ids): each row is deleted and inserted again with the same values,
+    in one transaction. A page whose rows all move out is freed and zeroed; one rebuilt from scratch keeps
+    no stale bytes. Its cost is the few rows of those pages (tens per page), not the store's; returns how
+    many rows were rewritten. Traces a page holds outside ``embeddings`` are left to :func:`rebuild`."""
+    held = {m for data in pages.values() for m in _VECTOR_ID.findall(data)}
+    ids = sorted(m.decode("ascii") for m in held - set(skip))
+    if not ids:
+        return 0
+    with _connect(folder) as db:
+        db.execute("PRAGMA secure_delete = ON")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = []
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                rows += db.execute(f"SELECT * FROM embeddings WHERE embedding_id IN ({','.join('?' * len(part))})",
+                                   part).fetchall()
+            db.executemany("DELETE FROM embeddings WHERE id = ?", [(r[0],) for r in rows])
+            if rows:
+                db.executemany(f"INSERT INTO embeddings VALUES ({','.join('?' * len(rows[0]))})", rows)
+        except sqlite3.Error as exc:
+            db.execute("ROLLBACK")
+            raise MemoryLabError(f"cannot rewrite Chroma rows: {exc} (unexpected Chroma schema?)") from exc
+        db.execute("COMMIT")
+    return len(rows)
 
 
 _VECTOR_ID = re.compile(rb"v-[0-9a-f]{32}")

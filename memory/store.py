@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .chroma_files import SQLITE_NAME, file_holds, opening, purge_collection, rebuild
+from .chroma_files import (file_holds, opening, purge_collection, rebuild, rewrite_rows_of_pages,
+                           trace_pages)
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
 from .schema import MemoryRecord, field_values, validate_identifier
@@ -235,7 +236,17 @@ class MemoryStore:
         """How many of ``needles`` (vector ids, raw vectors) Chroma's database file still holds anywhere, live
         or in unused space (None when the store is not embedded). A linear read of the file, no lock."""
         folder = self.chroma_dir
-        return None if folder is None else file_holds(folder / SQLITE_NAME, needles)
+        return None if folder is None else file_holds(folder, needles)
+
+    def chroma_trace_pages(self, needles: list[bytes]) -> dict[int, bytes]:
+        """The pages of Chroma's database file that hold one of ``needles`` (empty when not embedded); no lock."""
+        folder = self.chroma_dir
+        return {} if folder is None else trace_pages(folder, needles)
+
+    def rewrite_chroma_pages(self, pages: dict[int, bytes], *, skip: set[bytes]) -> int:
+        """Rewrite the Chroma rows those pages hold (not the ``skip`` ids), so the pages keep no stale bytes; the
+        pages' cost, not the file's. Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""
+        return 0 if self.chroma_dir is None else rewrite_rows_of_pages(self.chroma_dir, pages, skip=skip)
 
     def rebuild_chroma_file(self) -> None:
         """Rebuild Chroma's database file (VACUUM, the file's cost): clears a trace :meth:`chroma_traces` found.

@@ -111,7 +111,7 @@ def _render_last(last: dict) -> None:
     st.plotly_chart(figures.erasure_checks(frame, text={"before": t("erasure.before"), "after": t("erasure.after"),
                                                         "count": t("fig.items")}), key=f"{PAGE}.chart")
     cols = st.columns(3)
-    cols[0].metric(t("erasure.m_removed"), sum(report["removed"].values()))
+    cols[0].metric(t("erasure.m_removed"), sum(n for path, n in report["removed"].items() if not path.startswith("chroma_")))
     cols[1].metric(t("erasure.m_others_touched"), report["others_touched"])
     cols[2].metric(t("erasure.m_paths_clear"), f"{sum(p['remaining'] == 0 for p in report['paths'])} / {len(report['paths'])}")
     if last["canaries"]:

@@ -176,3 +176,33 @@ def test_the_erased_owners_writes_wait_for_the_verification_and_others_do_not(ma
     assert result["report"].ok, result["report"].to_dict()
     assert [r.content for r in mm.records(tenant_id="acme", user_id="guest")] == ["Guest comes back afterwards."]
     assert "Alice writes during the verification." in [r.content for r in mm.records(tenant_id="acme", user_id="alice")]
+
+
+def test_a_vector_id_left_in_chromas_row_pages_is_cleared_by_rewriting_those_pages(make_manager, tmp_path):
+    """A trace in the pages of Chroma's own records (where its index rebalancing leaves deleted ids) is
+    cleared by rewriting the rows of those pages, without rebuilding the whole file."""
+    import sqlite3
+
+    mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
+    _load(mm, "CANARY-page")
+    for i in range(40):
+        mm.add(Message(tenant_id="acme", user_id="alice", content=f"alice line {i}", id=f"al{i}", timestamp=T0 + i))
+    planted = mm.store.texts.vector_ids("acme", "guest")[0]
+    db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"), isolation_level=None)
+    db.execute("PRAGMA secure_delete = OFF")
+    top = db.execute("SELECT MAX(id) FROM embeddings").fetchone()[0]
+    db.execute("INSERT INTO embeddings (id, segment_id, embedding_id, seq_id) VALUES (?, 'planted', ?, x'00')",
+               (top + 1, planted))
+    db.execute("DELETE FROM embeddings WHERE id = ?", (top + 1,))  # the row's bytes stay in pages still in use
+    db.close()
+    alice_before = [r.content for r in mm.records(tenant_id="acme", user_id="alice")]
+
+    report = mm.erase_user(tenant_id="acme", user_id="guest", disk_scan=False)
+
+    assert report.ok, report.to_dict()
+    assert report.removed["chroma_pages_rewritten"] >= 1 and report.removed["chroma_rebuilt"] == 0
+    assert scan_for_bytes(tmp_path / "d" / "chroma", [planted]) == []
+    assert [r.content for r in mm.records(tenant_id="acme", user_id="alice")] == alice_before
+    assert mm.store.vector_count("acme", "alice") == len(alice_before) == 45
+    db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"))
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
