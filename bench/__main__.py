@@ -1,14 +1,16 @@
 """Run the benchmark suite: `python -m bench all [--quick]` or `python -m bench NAME [--quick]`.
 
 Each benchmark is a module of this package with a ``--quick`` mode; it measures side by side in one
-run, prints its table and writes bench/results/NAME.json and NAME.md. This runner runs them one
-after another (each in its own process, so peak-memory figures are per benchmark) and collects the
-tables into bench/results/SUMMARY.md.
+run, prints its table and writes bench/results/NAME.json and NAME.md (a few write NAME_full in full
+mode). This runner runs them one after another (each in its own process, so peak-memory figures are
+per benchmark) and collects the newest table of each into bench/results/SUMMARY.md and into the
+README's block between the ``bench:summary`` markers. `python -m bench summary` only collects.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -32,9 +34,12 @@ BENCHMARKS = {
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    p.add_argument("name", choices=["all", *BENCHMARKS])
+    p.add_argument("name", choices=["all", "summary", *BENCHMARKS])
     p.add_argument("--quick", action="store_true", help="small sizes: the whole suite in a few minutes")
     a = p.parse_args(argv)
+    if a.name == "summary":
+        print(write_summary())
+        return 0
     names = list(BENCHMARKS) if a.name == "all" else [a.name]
     root = Path(__file__).resolve().parent.parent
     failures = []
@@ -45,19 +50,50 @@ def main(argv: list[str] | None = None) -> int:
         if subprocess.run(cmd, cwd=root).returncode != 0:
             failures.append(name)
         print(f"   ({time.perf_counter() - start:.0f} s)", flush=True)
-    m = machine()
-    lines = [f"Machine: {m['cpus']} CPUs, {m['platform']}, Python {m['python']}, chromadb {m['chromadb']}; "
-             f"run {m['when']}{' (quick mode)' if a.quick else ''}.", ""]
-    for name in BENCHMARKS:
-        md = RESULTS / f"{name}.md"
-        if md.exists():
-            lines += [f"### {name}", "", BENCHMARKS[name], "", md.read_text(encoding="utf-8").strip(), ""]
-    (RESULTS / "SUMMARY.md").write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    print(write_summary())
     if failures:
         print(f"failed: {', '.join(failures)}", file=sys.stderr)
         return 1
     return 0
+
+
+README_START = "<!-- bench:summary:start (python -m bench all / summary writes this block) -->"
+README_END = "<!-- bench:summary:end -->"
+
+
+def newest(name: str) -> tuple[Path, dict] | None:
+    """The newer of NAME and NAME_full (by the run time their JSON records): its table and its JSON."""
+    found = []
+    for stem in (name, f"{name}_full"):
+        js, md = RESULTS / f"{stem}.json", RESULTS / f"{stem}.md"
+        if js.exists() and md.exists():
+            data = json.loads(js.read_text(encoding="utf-8"))
+            found.append((data.get("machine", {}).get("when", ""), md, data))
+    if not found:
+        return None
+    _, md, data = max(found, key=lambda f: f[0])
+    return md, data
+
+
+def write_summary() -> str:
+    """Collect the newest table of every benchmark into SUMMARY.md and the README's summary block."""
+    m = machine()
+    lines = [f"Machine: {m['cpus']} CPUs, {m['platform']}, Python {m['python']}, chromadb {m['chromadb']}.", ""]
+    for name, what in BENCHMARKS.items():
+        hit = newest(name)
+        if hit is None:
+            continue
+        md, data = hit
+        lines += [f"#### {name}", "", f"{what} (`bench/results/{md.name}`, run {data['machine']['when']})", "",
+                  md.read_text(encoding="utf-8").strip(), ""]
+    text = "\n".join(lines)
+    (RESULTS / "SUMMARY.md").write_text(text, encoding="utf-8")
+    readme = RESULTS.parent.parent / "README.md"
+    body = readme.read_text(encoding="utf-8")
+    if README_START in body and README_END in body:
+        head, rest = body.split(README_START, 1)
+        readme.write_text(f"{head}{README_START}\n{text}\n{README_END}{rest.split(README_END, 1)[1]}", encoding="utf-8")
+    return text
 
 
 if __name__ == "__main__":
