@@ -264,16 +264,22 @@ def wipe_folder(folder: Path) -> None:
     folder.rmdir()
 
 
-def rows_with_ids(folder: Path, vector_ids: list[str]) -> int:
-    """How many of Chroma's rows (records and log) still carry one of these ids (the erasure check)."""
+def rows_with_ids(folder: Path, vector_ids: list[str], segment_ids: list[str] | None = None) -> int:
+    """How many of Chroma's rows (records and log) still carry one of these ids (the erasure check).
+
+    With ``segment_ids`` (the collection's segments, read before it was deleted) the records are looked up
+    through Chroma's (segment, id) index, at the ids' cost; without, every record row is read. The ids are
+    keyed hashes given to one collection only, so no other segment can hold them."""
     if not vector_ids:
         return 0
+    by_segment = "segment_id IN ({}) AND ".format(",".join("?" * len(segment_ids))) if segment_ids else ""
     with _connect(folder) as db:
         found = 0
         for start in range(0, len(vector_ids), 500):
             part = vector_ids[start : start + 500]
             marks = ",".join("?" * len(part))
-            found += db.execute(f"SELECT COUNT(*) FROM embeddings WHERE embedding_id IN ({marks})", part).fetchone()[0]
+            found += db.execute(f"SELECT COUNT(*) FROM embeddings WHERE {by_segment}embedding_id IN ({marks})",
+                                [*(segment_ids or []), *part]).fetchone()[0]
             found += db.execute(f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks})", part).fetchone()[0]
         return found
 

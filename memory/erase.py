@@ -106,9 +106,11 @@ class Evidence:
     """What the user had, read before the erasure: the canaries the verification looks for."""
 
     def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str],
-                 vectors: list[tuple[str, bytes]]) -> None:
+                 vectors: list[tuple[str, bytes]], segments: list[str] | None = None) -> None:
         self.texts = texts
         self.collection = collection
+        self.segments = segments
+        """The collection's segment ids in an embedded Chroma (None: not known, every row is looked at)."""
         self.vector_ids = vector_ids
         self.vectors = vectors
         """(record text, raw vector bytes): a vector is as much the user's as its text is."""
@@ -121,8 +123,9 @@ class Evidence:
         contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], tenant_id=tenant_id,
                                                                 user_id=user_id).values()}
         vectors = [(contents[i], b) for i, b in zip(ids, blobs) if b and i in contents]
-        return cls(found, store.texts.collection_of(tenant_id, user_id), store.texts.vector_ids(tenant_id, user_id),
-                   vectors)
+        collection = store.texts.collection_of(tenant_id, user_id)
+        return cls(found, collection, store.texts.vector_ids(tenant_id, user_id), vectors,
+                   store.chroma_segments(collection) if collection else None)
 
 
 def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
@@ -156,7 +159,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
                   "the user's Chroma collection (1 if it still exists)"),
     ]
     if store.chroma_dir is not None:
-        checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids),
+        checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids, evidence.segments),
                                 f"rows of Chroma's database with one of the user's {len(evidence.vector_ids)} vector ids"))
         checks.append(_chroma_file_check(store, evidence))
     recalled = 0

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .chroma_files import (file_holds, opening, purge_collection, rebuild, rewrite_rows_of_pages,
+from .chroma_files import (file_holds, opening, purge_collection, rebuild, rewrite_rows_of_pages, segments,
                            trace_pages)
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
@@ -237,6 +237,12 @@ class MemoryStore:
         or in unused space (None when the store is not embedded). A linear read of the file, no lock."""
         folder = self.chroma_dir
         return None if folder is None else file_holds(folder, needles)
+
+    def chroma_segments(self, name: str) -> list[str] | None:
+        """The segment ids of a collection in an embedded Chroma (None when not embedded or not there)."""
+        folder = self.chroma_dir
+        handle = self._handle(name, create=False) if folder is not None else None
+        return None if handle is None else [s for s, _ in segments(folder, str(handle.id))]
 
     def chroma_trace_pages(self, needles: list[bytes]) -> dict[int, bytes]:
         """The pages of Chroma's database file that hold one of ``needles`` (empty when not embedded); no lock."""
