@@ -61,6 +61,11 @@ README_START = "<!-- bench:summary:start (python -m bench all / summary writes t
 README_END = "<!-- bench:summary:end -->"
 
 
+def _when(data: dict) -> str:
+    """When a result was measured (benchmarks record it as machine.when or measured_at)."""
+    return data.get("machine", {}).get("when") or data.get("measured_at") or ""
+
+
 def newest(name: str) -> tuple[Path, dict] | None:
     """The newer of NAME and NAME_full (by the run time their JSON records): its table and its JSON."""
     found = []
@@ -68,7 +73,7 @@ def newest(name: str) -> tuple[Path, dict] | None:
         js, md = RESULTS / f"{stem}.json", RESULTS / f"{stem}.md"
         if js.exists() and md.exists():
             data = json.loads(js.read_text(encoding="utf-8"))
-            found.append((data.get("machine", {}).get("when", ""), md, data))
+            found.append((_when(data), md, data))
     if not found:
         return None
     _, md, data = max(found, key=lambda f: f[0])
@@ -84,7 +89,7 @@ def write_summary() -> str:
         if hit is None:
             continue
         md, data = hit
-        lines += [f"#### {name}", "", f"{what} (`bench/results/{md.name}`, run {data['machine']['when']})", "",
+        lines += [f"#### {name}", "", f"{what} (`bench/results/{md.name}`, run {_when(data) or 'at an unrecorded time'})", "",
                   md.read_text(encoding="utf-8").strip(), ""]
     text = "\n".join(lines)
     (RESULTS / "SUMMARY.md").write_text(text, encoding="utf-8")

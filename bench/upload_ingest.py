@@ -1,7 +1,10 @@
 """An uploaded scenario's load through the lab's ingest path vs encoding its messages once, same model, one run.
 
 `python -m bench.upload_ingest [--quick]` generates the synthetic scenario
-(`memory.synth`, 30 users, 1,500 messages, seed 1; 300 with --quick), then, side by side with MiniLM:
+(`memory.synth`, 30 users, 1,500 messages, seed 1; 300 with --quick) and makes every message's text
+distinct, as in a real upload (the generator draws its sentences from about 45 templates, and the
+embedder encodes each distinct text once, so the model's side would be 45 texts), then, side by side
+with MiniLM:
 
 * ``encode``: ``embedder.embed`` of every message text, once (the model's speed);
 * ``lab raw``: ``lab.loading.load_messages`` (what the lab's background job runs) into a fresh
@@ -47,6 +50,8 @@ def _scenario(messages: int) -> Scenario:
     import json
 
     data = generate_scenario(SynthSpec(users=30, messages=messages, seed=1))
+    for i, message in enumerate(data["messages"]):
+        message["content"] = f"{message['content']} (note {i + 1})"
     return parse_scenario(json.dumps(data).encode("utf-8"), source="synth.json")
 
 

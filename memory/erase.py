@@ -12,9 +12,10 @@ runs after the lock is released, so other owners' writers wait for the deletes o
 owner itself wait for the verification too (:meth:`MemoryManager.apply`), so what it reports is the
 erasure's result. Two checks read files whole: ``chroma_file`` searches Chroma's database file for the
 user's vector ids and vectors (a linear pass; where Chroma's own page reuse left one in unused space, the
-file is rebuilt under the lock and searched again), and ``disk_scan`` searches every file of the data
+rows of the pages holding it are rewritten under the lock, or, if that does not clear it, the file is
+rebuilt, and the file is searched again), and ``disk_scan`` searches every file of the data
 folder for the user's texts too (the independent check that the targeted ones did not miss a copy; on by
-default, off for large stores, see docs/scale.md).
+default, off for large stores: README, "Benchmarks", erase_cost).
 """
 
 from __future__ import annotations
