@@ -17,11 +17,13 @@ and removes the collection's segment folders. Its cost is the owner's rows and f
 Record ids given to Chroma are random (see ``TextStore.put_records``), so what an index page may
 still hold as a divider key names no owner.
 
-One trace can survive that: Chroma's own transactions (which run without ``secure_delete``) may reuse a
-page freed by its log purge for another table, leaving old log bytes in the page's unused area. Only a
-byte search of the file finds those (:func:`file_holds`: one linear pass, vectorised, no lock needed) and
-only a rebuild clears them (:func:`rebuild`). The erasure runs both after it has released the writers
-(memory/erase.py), so they lengthen the erasure, not anyone else's write.
+Traces can survive that in the unused space of pages still in use: Chroma's own transactions run without
+``secure_delete``, and SQLite's b-tree rebalancing copies cells between pages without clearing what it
+leaves behind (measured: the user's ids in a page or two of the index of ``embeddings``). Only a byte
+search of the file finds those (:func:`file_holds`: one linear pass, vectorised, no lock needed).
+:func:`rewrite_rows_of_pages` clears them where they are, by rewriting the tens of rows of the pages that
+hold them; :func:`rebuild` rewrites the whole file when that does not. The erasure runs the search
+outside the write lock (memory/erase.py), so it lengthens the erasure, not anyone else's write.
 
 This touches Chroma's own SQLite schema (tables ``segments``, ``embeddings``, ``embedding_metadata``,
 ``embeddings_queue``), pinned by requirements.txt; a schema it does not recognise makes the purge
