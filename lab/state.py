@@ -234,9 +234,19 @@ class QueryChoice:
     """The scenario's labelled query, when one was picked (its relevant/forbidden ids label hits)."""
 
 
+def owner_label(tenant_id: str, user_id: str) -> str:
+    """``tenant/user``, with "%" and "/" inside either id written %25 and %2F: one label per owner, so
+    ("a/b", "c") and ("a", "b/c") are two entries of a picker, not one."""
+    def part(text: str) -> str:
+        return text.replace("%", "%25").replace("/", "%2F")
+
+    return f"{part(tenant_id)}/{part(user_id)}"
+
+
 def pick_owner(owners: list[tuple[str, str]], *, key: str = "user") -> tuple[str, str] | None:
-    """A user picker bound to ``?user=tenant/user``; a user the lab does not hold (a stale link) gets a message."""
-    by_label = {f"{tenant}/{user}": (tenant, user) for tenant, user in owners}
+    """A user picker bound to ``?user=tenant/user`` (:func:`owner_label`); a user the lab does not hold (a
+    stale link) gets a message."""
+    by_label = {owner_label(tenant, user): (tenant, user) for tenant, user in owners}
     if not by_label:
         st.info(t("page.no_users"))
         return None

@@ -20,6 +20,7 @@ from lab.i18n import t
 PAGE = "erasure"
 CANARIES = 3
 LAST = f"{PAGE}.last"
+DONE = f"{PAGE}.done"
 
 
 def _canaries(lab: engine.Lab) -> dict[str, list[str]]:
@@ -38,7 +39,7 @@ def _plant(lab: engine.Lab, owner) -> None:
     ]
     lab.add(messages)
     lab.manager.embed_query(messages[0].content)  # a question mentioning a canary: now in the query cache
-    _canaries(lab).setdefault("/".join(owner), []).extend(tokens)
+    _canaries(lab).setdefault(state.owner_label(*owner), []).extend(tokens)
 
 
 def _checks(lab: engine.Lab, owner) -> list[dict]:
@@ -61,15 +62,21 @@ def _canary_hits(lab: engine.Lab, canaries: list[str]) -> dict[str, int]:
 
 
 def _render_controls(lab: engine.Lab):
+    done = st.session_state.pop(DONE, None)
+    if done:
+        st.toast(t("erasure.done", owner=done))
     owner = state.pick_owner(lab.owners())
     if owner is None:
         return None
-    planted = _canaries(lab).get("/".join(owner), [])
+    planted = _canaries(lab).get(state.owner_label(*owner), [])
     c1, c2 = st.columns(2)
     if c1.button(t("erasure.plant", n=CANARIES), key=f"{PAGE}.plant", width="stretch"):
         _plant(lab, owner)
-        planted = _canaries(lab)["/".join(owner)]
-    erase = c2.button(t("erasure.erase", owner="/".join(owner)), key=f"{PAGE}.erase", type="primary", width="stretch")
+        planted = _canaries(lab)[state.owner_label(*owner)]
+    # keyed by the owner: a click on a button drawn for one user can never erase another (after an erasure the
+    # picker moves on to the next user, and a stale button's click must not carry over to it)
+    erase = c2.button(t("erasure.erase", owner=state.owner_label(*owner)), key=f"{PAGE}.erase.{state.owner_label(*owner)}",
+                      type="primary", width="stretch")
     if planted:
         st.caption(t("erasure.planted", canaries=", ".join(planted)))
     if erase:
@@ -77,11 +84,12 @@ def _render_controls(lab: engine.Lab):
         canary_before = _canary_hits(lab, planted)
         report = lab.erase(owner, actor="lab-erasure")
         lab.data.notes[LAST] = {
-            "owner": "/".join(owner), "before": before, "report": report.to_dict(),
+            "owner": state.owner_label(*owner), "before": before, "report": report.to_dict(),
             "canaries": {c: {"before": canary_before.get(c, 0), "after": n}
                          for c, n in _canary_hits(lab, planted).items()},
         }
-        st.toast(t("erasure.done", owner="/".join(owner)))
+        st.session_state[DONE] = state.owner_label(*owner)
+        st.rerun()  # redraw the picker and the button for the user who is selected now
     return owner
 
 
@@ -129,12 +137,12 @@ def main() -> None:
     last = lab.data.notes.get(LAST)
     if last:
         _render_last(last)
-    if owner is not None and (not last or last["owner"] != "/".join(owner)):
+    if owner is not None and (not last or last["owner"] != state.owner_label(*owner)):
         _render_now(lab, owner)
 
 
 def _render_now(lab: engine.Lab, owner) -> None:
-    st.subheader(t("erasure.now", owner="/".join(owner)))
+    st.subheader(t("erasure.now", owner=state.owner_label(*owner)))
     checks = _checks(lab, owner)
     left, right = st.columns(2)
     with left:

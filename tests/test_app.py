@@ -434,7 +434,7 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
     assert at.selectbox(key="user").value == "acme/alice"
     at.button(key="erasure.plant").click().run()
     assert not at.exception
-    at.button(key="erasure.erase").click().run()
+    at.button(key="erasure.erase.acme/alice").click().run()
     assert not at.exception
     assert "Verified" in texts(at.success), texts(at.json)  # the report names every path not cleared
     before, after = [df.value for df in at.dataframe if "path" in df.value.columns][:2]
@@ -456,6 +456,29 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
     at.query_params["user"] = "acme/alice"  # a link shared before the erasure
     at.run()
     assert not at.exception and "acme/alice" in texts(at.warning)
+
+
+def test_after_an_erasure_the_button_names_the_user_now_selected(lab_env):
+    """Erasing moves the picker to another user; the page is redrawn so the button names that user, and the
+    button is keyed by its user, so a click meant for the erased one cannot erase the next (issue 10)."""
+    at = open_app("pages/erasure.py", embedder="lexical")
+    at.button(key="erasure.erase.acme/alice").click().run()
+    assert not at.exception
+    selected = at.selectbox(key="user").value
+    assert selected != "acme/alice" and "acme/alice" not in at.selectbox(key="user").options
+    erase_buttons = [b for b in at.button if b.key.startswith("erasure.erase.")]
+    assert [(b.key, b.label) for b in erase_buttons] == [(f"erasure.erase.{selected}", f"Erase {selected}")]
+    at.run()
+    assert selected in at.selectbox(key="user").options  # nothing else was erased
+
+
+def test_owner_labels_are_one_per_owner():
+    """Ids containing "/" (or "%") do not collapse two users into one picker entry."""
+    from lab.state import owner_label
+
+    owners = [("a/b", "c"), ("a", "b/c"), ("a%2Fb", "c"), ("a", "b"), ("acme", "alice")]
+    assert len({owner_label(*o) for o in owners}) == len(owners)
+    assert owner_label("acme", "alice") == "acme/alice"  # plain ids keep their readable links
 
 
 # --- inspector -----------------------------------------------------------------------------------------
