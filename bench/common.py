@@ -65,6 +65,16 @@ def chroma_executable() -> str:
     return str(exe)
 
 
+def stop(proc: subprocess.Popen, *, timeout: float = 30.0) -> None:
+    """Stop a server process started by a benchmark or a test: terminate, then kill if it does not exit."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def chroma_server(folder: Path, *, timeout: float = 120.0) -> Iterator[int]:
     """A real ``chroma run`` on a free loopback port with its data in ``folder``; yields the port, then stops it."""
@@ -90,8 +100,7 @@ def chroma_server(folder: Path, *, timeout: float = 120.0) -> Iterator[int]:
                 time.sleep(0.5)
         yield port
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop(proc)
 
 
 class SyntheticEmbedder:

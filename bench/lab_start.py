@@ -26,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .common import write_results
+from .common import stop, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -122,12 +122,7 @@ def measure_start() -> dict[str, float | bool]:
                 errors = page.locator("[data-testid='stException']").count()
                 browser.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     if errors:
         raise SystemExit(f"the first page shows {errors} exception(s)")
     return {"http_200_s": http_200, "first_page_s": first_page, "model_page_s": model_page,

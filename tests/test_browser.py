@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.common import stop
 from lab import PAGES
 
 pytestmark = pytest.mark.browser
@@ -76,12 +77,7 @@ def server(tmp_path_factory):
             time.sleep(0.5)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=20)
         log.close()
 
 
