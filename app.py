@@ -1,8 +1,9 @@
 """Memory Governance Lab: the router. Page config, the shared sidebar, then the current page.
 
 Run with ``streamlit run app.py``. Pages live in pages/ and are listed in lab.PAGES. The default
-embedder starts loading in a background thread on the first run of the process (lab.models), so
-the first page draws at once and waits for the model under a status element.
+embedder starts loading in a background thread once the first run of the process has drawn its page
+(lab.models; a page that needs it starts it sooner), so the model's imports do not slow the first
+page, which then waits for the model under a status element.
 """
 
 import streamlit as st
@@ -11,10 +12,12 @@ from lab import PAGES, models
 from lab.i18n import t
 from lab.state import DEFAULT_EMBEDDER, render_sidebar
 
-models.start(DEFAULT_EMBEDDER)
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
 render_sidebar()
-st.navigation([
-    st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path, default=page.default)
-    for page in PAGES
-]).run()
+try:
+    st.navigation([
+        st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path, default=page.default)
+        for page in PAGES
+    ]).run()
+finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
+    models.start(DEFAULT_EMBEDDER)
