@@ -243,7 +243,7 @@ class Lab:
     def erase(self, owner: Owner, *, actor: str = "lab") -> EraseReport:
         """MemoryManager.erase_user, remembering which messages were erased (for the "erased" pollution kind)."""
         ids = {r.message_id for r in self.manager.records(tenant_id=owner[0], user_id=owner[1])}
-        report = self.manager.erase_user(tenant_id=owner[0], user_id=owner[1], actor=actor)
+        report = self.manager.erase_user(tenant_id=owner[0], user_id=owner[1], actor=actor, disk_scan=True)
         self.data.erased_ids |= ids
         self.data.version += 1
         return report

@@ -183,9 +183,23 @@ def locate(path: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
         out += [(data[s : s + ID_BYTES], s) for s in starts[np.isin(heads, wanted)].tolist()
                 if data[s : s + ID_BYTES] in ids]
     for needle in [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]:
-        at = data.find(needle)
+        at = _find(data, needle)
         out += [(needle, at)] if at >= 0 else []
     return out
+
+
+HEAD_BYTES = 64
+"""A long needle is looked for by its first HEAD_BYTES, then compared whole where they occur: CPython's search
+for a needle of hundreds of bytes (a vector: 4 x dim) is about three times slower than for 64 bytes
+(measured: 11.6 vs 4.2 ms in 20 MB)."""
+
+
+def _find(data: bytes, needle: bytes) -> int:
+    """``data.find(needle)``, by the needle's head first (the same answer, faster for long needles)."""
+    head, at = needle[:HEAD_BYTES], data.find(needle[:HEAD_BYTES])
+    while at >= 0 and data[at : at + len(needle)] != needle:
+        at = data.find(head, at + 1)
+    return at
 
 
 def trace_pages(folder: Path, needles: list[bytes]) -> dict[int, bytes]:

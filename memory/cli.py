@@ -219,7 +219,7 @@ def _erase_audit(args: argparse.Namespace) -> int:
     data_dir = check_folder(args.data_dir, what="--data-dir") if args.data_dir else None
     location = StoreLocation(data_dir=data_dir) if data_dir else StoreLocation()
     manager, _ = _loaded_manager(args, MemoryConfig(), location)
-    report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli")
+    report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli", disk_scan=data_dir is not None)
     emit(report.to_dict(), as_json=args.json, text=_erase_text)
     return 0 if report.ok else 1
 

@@ -14,8 +14,9 @@ erasure's result. Two checks read files whole: ``chroma_file`` searches Chroma's
 user's vector ids and vectors (a linear pass; where Chroma's own page reuse left one in unused space, the
 rows of the pages holding it are rewritten under the lock, or, if that does not clear it, the file is
 rebuilt, and the file is searched again), and ``disk_scan`` searches every file of the data
-folder for the user's texts too (the independent check that the targeted ones did not miss a copy; on by
-default, off for large stores: README, "Benchmarks", erase_cost).
+folder for the user's texts too (the independent check that the targeted ones did not miss a copy; its cost
+is the folder's, so it is asked for: the lab and ``erase-audit --disk-scan`` do; README, "Benchmarks",
+erase_cost).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ PAGE_ROUNDS = 2
 """Passes of page rewrites for Chroma file traces before the file is rebuilt whole."""
 
 
-def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = True) -> EraseReport:
+def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = False) -> EraseReport:
     """Verify an erasure (without the write lock). A trace in Chroma's file is cleared where it is: the pages
     holding it get their rows rewritten under the lock (tens of rows); only if a trace survives
     PAGE_ROUNDS passes is the file rebuilt whole. Then the file is searched again."""
@@ -87,12 +88,14 @@ def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool
     store, needles = manager.store, _trace_needles(erased.evidence)
     for _ in range(PAGE_ROUNDS):
         pages = store.chroma_trace_pages(needles)
-        if not pages:
+        if not pages:  # the file was just searched and holds none of them: the check's answer, without a re-read
+            paths[at] = PathCheck("chroma_file", 0, paths[at].detail)
             break
         with manager.writing():
             store.rewrite_chroma_pages(pages, skip=set(needles))
         removed["chroma_pages_rewritten"] += len(pages)
-    paths[at] = _chroma_file_check(store, erased.evidence)
+    else:
+        paths[at] = _chroma_file_check(store, erased.evidence)
     if paths[at].remaining:
         with manager.writing():
             store.rebuild_chroma_file()
@@ -144,7 +147,7 @@ def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> lis
 
 
 def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: Evidence,
-                  disk_scan: bool = True) -> list[PathCheck]:
+                  disk_scan: bool = False) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
     rows = store.texts.count_owner_rows(tenant_id, user_id)

@@ -448,12 +448,12 @@ class MemoryManager:
         )
 
     # --- erase --------------------------------------------------------------
-    def erase_user(self, *, tenant_id: str, user_id: str, actor: str = "system", disk_scan: bool = True) -> EraseReport:
+    def erase_user(self, *, tenant_id: str, user_id: str, actor: str = "system", disk_scan: bool = False) -> EraseReport:
         """Remove the user from every path (window, summary, long-term, journal, caches, disk) and verify each.
 
-        ``disk_scan`` also searches every file of the data folder for the user's texts, vector ids and
-        vectors: an independent check whose cost is the folder's size (everything else costs what the
-        user owns).
+        ``disk_scan=True`` also searches every file of the data folder for the user's texts, vector ids and
+        vectors: an independent check whose cost is the folder's size, off by default (everything else costs
+        what the user owns, but for one linear read of Chroma's database file: memory/erase.py).
         """
         from .erase import delete_everywhere, verify_deletion
 
@@ -479,7 +479,7 @@ class MemoryManager:
                 del self._verifying[owner]
             self._idle.notify_all()
 
-    def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = True) -> list[PathCheck]:
+    def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = False) -> list[PathCheck]:
         """What every path holds of one user now: the erasure's own verification, run without erasing."""
         from .erase import Evidence, verify_erased
 

@@ -123,7 +123,7 @@ def check_erasure(embedder: Embedder, scale: int, folder: Path) -> Check:
     all_canaries = [c for cs in canaries.values() for c in cs]
     present_before = len(scan_for_bytes(folder, all_canaries))
     for owner in victims:
-        report = mm.erase_user(tenant_id=owner[0], user_id=owner[1], actor="reliability")
+        report = mm.erase_user(tenant_id=owner[0], user_id=owner[1], actor="reliability", disk_scan=True)
         check.failures += sum(p.remaining for p in report.paths)
     found = scan_for_bytes(folder, all_canaries)
     check.cases = len(all_canaries)

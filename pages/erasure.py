@@ -47,7 +47,7 @@ def _checks(lab: engine.Lab, owner) -> list[dict]:
     key = (lab.data.version, owner)
     cache = lab.data.notes.setdefault(f"{PAGE}.before", {})
     if key not in cache:
-        checks = lab.manager.audit_user(tenant_id=owner[0], user_id=owner[1])
+        checks = lab.manager.audit_user(tenant_id=owner[0], user_id=owner[1], disk_scan=True)
         cache.clear()
         cache[key] = [c.to_dict() for c in checks]
     return cache[key]

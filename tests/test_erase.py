@@ -2,7 +2,11 @@
 
 import uuid
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memory import MemoryConfig, Message, StoreLocation
+from memory.chroma_files import HEAD_BYTES
 from memory.erase import scan_for_bytes
 
 T0 = 1_780_000_000.0
@@ -30,7 +34,7 @@ def test_erase_removes_every_track_and_keeps_others(make_manager, tmp_path):
     others = [("acme", "alice"), ("globex", "guest")]
     others_rows = [mm.store.texts.count_owner_rows(*o) for o in others]
 
-    report = mm.erase_user(**guest, actor="test-admin")
+    report = mm.erase_user(**guest, actor="test-admin", disk_scan=True)
 
     assert report.ok, report.to_dict()
     names = {p.name: p.remaining for p in report.paths}
@@ -61,7 +65,8 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
     from memory.erase import Evidence, verify_erased
 
     evidence = Evidence.collect(mm, "acme", "guest")
-    checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence)}
+    checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence,
+                                                      disk_scan=True)}
     assert checks["long_term_vectors"] == 1 and checks["long_term_text"] == 6 and checks["owner_registry"] == 1
     assert checks["recent_window"] > 0 and checks["recall"] > 0 and checks["disk"] >= 1
     assert checks["chroma_rows"] >= 6 and checks["ingested_marks"] >= 6  # log rows not yet purged; marks by identity and id
@@ -206,3 +211,29 @@ def test_a_vector_id_left_in_chromas_row_pages_is_cleared_by_rewriting_those_pag
     assert mm.store.vector_count("acme", "alice") == len(alice_before) == 45
     db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"))
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_the_default_erasure_reads_no_file_whole_but_chromas(make_manager, tmp_path):
+    """The library's default erasure costs what the user owns: it verifies every path by the user's own keys
+    and Chroma's database file by one linear read, and leaves the folder-sized byte scan to ``disk_scan``."""
+    mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
+    _load(mm, "CANARY-default")
+    report = mm.erase_user(tenant_id="acme", user_id="guest")
+    names = [p.name for p in report.paths]
+    assert report.ok and "disk" not in names
+    assert {"chroma_file", "chroma_rows", "long_term_text", "journal", "recall"} <= set(names)
+    assert scan_for_bytes(tmp_path / "d", ["CANARY-default"]) == []  # what the skipped scan would have found
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=400), cut=st.integers(0, 400), length=st.integers(HEAD_BYTES, 200),
+       alphabet=st.binary(min_size=1, max_size=2))
+def test_the_head_first_search_finds_what_a_plain_search_finds(data, cut, length, alphabet):
+    """chroma_files._find looks for a long needle by its head first: on data built from one or two byte values
+    (so heads match where the whole needle does not) it answers exactly what ``bytes.find`` does."""
+    from memory.chroma_files import _find
+
+    repeated = (alphabet * 400)[:400]
+    mixed = repeated[:cut] + data + repeated[cut:]
+    for needle in (repeated[:length], mixed[cut : cut + length], repeated[: length - 1] + b"\xff"):
+        assert _find(mixed, needle) == mixed.find(needle)
