@@ -31,8 +31,8 @@ TEXT: dict[str, dict[str, str]] = {
     "sidebar.scenario": {"en": "Scenario (fixtures/)", "zh": "场景（fixtures/）"},
     "sidebar.upload": {"en": "…or upload a scenario file", "zh": "……或上传场景文件"},
     "sidebar.upload_help": {
-        "en": "A JSON scenario as in DESIGN.md section 4; it replaces the selected scenario while it is loaded.",
-        "zh": "DESIGN.md 第 4 节格式的 JSON 场景；上传后替代上面选择的场景。",
+        "en": "A JSON scenario (format: docs/formats.md); it replaces the selected scenario while it is loaded.",
+        "zh": "JSON 场景（格式见 docs/formats.md）；上传后替代上面选择的场景。",
     },
     "sidebar.upload_error": {
         "en": "The uploaded scenario cannot be used: {error}. The selected scenario is shown instead.",
@@ -261,8 +261,8 @@ TEXT: dict[str, dict[str, str]] = {
     "dedup.pair_set": {"en": "Pair set (fixtures/)", "zh": "事实对集合（fixtures/）"},
     "dedup.upload": {"en": "…or upload a pair file", "zh": "……或上传事实对文件"},
     "dedup.upload_help": {
-        "en": 'A JSON list of {"id", "existing", "incoming", "expected"?} (DESIGN.md section 4).',
-        "zh": '由 {"id", "existing", "incoming", "expected"?} 组成的 JSON 列表（DESIGN.md 第 4 节）。',
+        "en": 'A JSON list of {"id", "existing", "incoming", "expected"?} (docs/formats.md).',
+        "zh": '由 {"id", "existing", "incoming", "expected"?} 组成的 JSON 列表（见 docs/formats.md）。',
     },
     "dedup.upload_error": {"en": "The uploaded pair file cannot be used: {error}. Showing {name} instead.",
                            "zh": "上传的事实对文件无法使用：{error}。当前仍显示 {name}。"},

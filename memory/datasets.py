@@ -8,7 +8,7 @@ Ids are unique within an owner; questions only ever refer to memories of their o
 Loaders (:func:`load_dataset` picks one from a spec string):
 
 * ``PATH`` (or the stem of a shipped scenario, e.g. ``workshop_en``): a scenario file
-  (DESIGN.md section 4) read with :func:`memory.scenario.load_scenario`; a query with no
+  (docs/formats.md) read with :func:`memory.scenario.load_scenario`; a query with no
   ``relevant`` ids is a no-answer question (the right context is empty).
 * ``locomo:PATH``: a LoCoMo-format file. One user per conversation (tenant ``locomo``,
   user = ``sample_id``). ``unit="turns"``: every dialogue turn is a memory, id = its ``dia_id``,

@@ -1,4 +1,4 @@
-"""Dedup pair files (DESIGN.md section 4): load, validate, and compare the plain rule with the governed one.
+"""Dedup pair files (docs/formats.md): load, validate, and compare the plain rule with the governed one.
 
 A pair file is a JSON list of ``{"id", "existing", "incoming", "expected"?}``;
 ``expected`` is one of duplicate, update, coexist, new. Malformed files raise

@@ -1,4 +1,4 @@
-"""Scenario files (DESIGN.md section 4): load, validate with pydantic, turn into Messages.
+"""Scenario files (docs/formats.md): load, validate with pydantic, turn into Messages.
 
 A malformed file raises :class:`DataFileError` whose message names the file,
 the item (``messages[3] (id 'm4')``) and the field. Unknown fields are kept.

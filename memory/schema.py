@@ -1,4 +1,4 @@
-"""Data contracts: messages, memory records (DESIGN.md section 4), recall and erase results.
+"""Data contracts: messages, memory records (docs/formats.md for the files), recall and erase results.
 
 Times are POSIX seconds (UTC) inside the engine and ISO-8601 strings at the edges
 (files, JSON output); :func:`parse_time` and :func:`iso` convert.
