@@ -20,7 +20,7 @@ still hold as a divider key names no owner.
 Traces can survive that in the unused space of pages still in use: Chroma's own transactions run without
 ``secure_delete``, and SQLite's b-tree rebalancing copies cells between pages without clearing what it
 leaves behind (measured: the user's ids in a page or two of the index of ``embeddings``). Only a byte
-search of the file finds those (:func:`file_holds`: one linear pass, vectorised, no lock needed).
+search of the file finds those (:func:`traces`: one linear pass, vectorised, no lock needed).
 :func:`rewrite_rows_of_pages` clears them where they are, by rewriting the tens of rows of the pages that
 hold them; :func:`rebuild` rewrites the whole file when that does not. The erasure runs the search
 outside the write lock (memory/erase.py), so it lengthens the erasure, not anyone else's write.
@@ -101,7 +101,7 @@ def purge_collection(client: Any, folder: Path, name: str) -> int:
     """Delete one collection so that none of its rows or index files survive; returns its record count.
 
     ``folder`` is the embedded client's ``chroma`` folder. A collection that does not exist is a no-op (0).
-    What Chroma's own page reuse may have left elsewhere in the file is :func:`file_holds`' job.
+    What Chroma's own page reuse may have left elsewhere in the file is :func:`traces`' to find.
     """
     try:
         collection = client.get_collection(name)
@@ -134,7 +134,7 @@ def purge_collection(client: Any, folder: Path, name: str) -> int:
 
 def rebuild(folder: Path) -> None:
     """Rebuild ``chroma.sqlite3`` (VACUUM): every page rewritten, no unused area kept. Its cost is the file's;
-    run it only when :func:`file_holds` found a trace."""
+    run it only when :func:`traces` found a trace."""
     with _connect(folder) as db:
         db.execute("VACUUM")
 
@@ -146,16 +146,11 @@ ID_BYTES = 34
 """A vector id's length: ``v-`` and 32 hex digits (``TextStore.vector_id``)."""
 
 
-def file_holds(folder: Path, needles: list[bytes]) -> int:
-    """How many of ``needles`` (an erased collection's vector ids and vectors) ``chroma.sqlite3`` still holds:
-    every vector id among them (all found in one vectorised pass over the file) and up to TRACE_VECTORS of
-    the others, each a plain byte search. A vector that is also in a live row of Chroma's log is another
-    collection's (the same text embeds to the same vector) and is not counted."""
-    return len({needle for needle, _ in traces(folder, needles)})
-
-
 def traces(folder: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
-    """:func:`locate` in ``chroma.sqlite3``, without vectors another collection's live log rows hold."""
+    """Where ``chroma.sqlite3`` still holds ``needles`` (an erased collection's vector ids and vectors), as
+    (needle, offset): every occurrence of every vector id (one vectorised pass over the file) and the first
+    of up to TRACE_VECTORS of the others, each a byte search (:func:`locate`). A vector that is also in a
+    live row of Chroma's log is another collection's (the same text embeds to the same vector): left out."""
     found = locate(Path(folder) / SQLITE_NAME, needles)
     vectors = {n for n, _ in found if not _VECTOR_ID.fullmatch(n)}
     if vectors:
@@ -179,8 +174,9 @@ def locate(path: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
         # the 8 bytes after "v-" of every candidate, read in place, against the ids' own first 8: a few
         # matches left, compared in full
         heads = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))[starts + 2]
-        wanted = np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8")
-        out += [(data[s : s + ID_BYTES], s) for s in starts[np.isin(heads, wanted)].tolist()
+        wanted = np.sort(np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8"))
+        slot = np.minimum(np.searchsorted(wanted, heads), len(wanted) - 1)  # the few ids, not the many heads, sorted
+        out += [(data[s : s + ID_BYTES], s) for s in starts[wanted[slot] == heads].tolist()
                 if data[s : s + ID_BYTES] in ids]
     for needle in [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]:
         at = _find(data, needle)
@@ -202,11 +198,12 @@ def _find(data: bytes, needle: bytes) -> int:
     return at
 
 
-def trace_pages(folder: Path, needles: list[bytes]) -> dict[int, bytes]:
+def trace_pages(folder: Path, needles: list[bytes], found: list[tuple[bytes, int]] | None = None) -> dict[int, bytes]:
     """The pages of ``chroma.sqlite3`` that hold one of ``needles`` (live or in unused space): page number ->
-    the page's bytes as read (no lock: a page a concurrent commit moves is found again by the next pass)."""
+    the page's bytes as read (no lock: a page a concurrent commit moves is found again by the next pass).
+    ``found``: the :func:`traces` of a search just made (the file is not searched again)."""
     path = Path(folder) / SQLITE_NAME
-    found = traces(folder, needles)
+    found = traces(folder, needles) if found is None else found
     if not found:
         return {}
     with open(path, "rb") as f:

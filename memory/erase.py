@@ -86,8 +86,9 @@ def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool
     if at is None or not paths[at].remaining:
         return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
     store, needles = manager.store, _trace_needles(erased.evidence)
+    found: list[tuple[bytes, int]] | None = erased.evidence.traces  # the check's own search, not repeated
     for _ in range(PAGE_ROUNDS):
-        pages = store.chroma_trace_pages(needles)
+        pages, found = store.chroma_trace_pages(needles, found), None
         if not pages:  # the file was just searched and holds none of them: the check's answer, without a re-read
             paths[at] = PathCheck("chroma_file", 0, paths[at].detail)
             break
@@ -118,6 +119,8 @@ class Evidence:
         self.vector_ids = vector_ids
         self.vectors = vectors
         """(record text, raw vector bytes): a vector is as much the user's as its text is."""
+        self.traces: list[tuple[bytes, int]] = []
+        """Where the last ``chroma_file`` check found the user's ids or vectors in Chroma's file (needle, offset)."""
 
     @classmethod
     def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "Evidence":
@@ -197,7 +200,8 @@ def _trace_needles(evidence: Evidence) -> list[bytes]:
 
 
 def _chroma_file_check(store: Any, evidence: Evidence) -> PathCheck:
-    held = store.chroma_traces(_trace_needles(evidence)) or 0
+    evidence.traces = store.chroma_traces(_trace_needles(evidence)) or []
+    held = len({needle for needle, _ in evidence.traces})
     return PathCheck("chroma_file", held, f"the user's {len(evidence.vector_ids)} vector ids and up to "
                      f"{TRACE_VECTORS} of its vectors searched in every byte of Chroma's database file")
 

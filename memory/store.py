@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .chroma_files import (file_holds, opening, purge_collection, rebuild, rewrite_rows_of_pages, segments,
-                           trace_pages)
+from .chroma_files import (opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
+                           traces)
 from .errors import MemoryLabError
 from .heap import zero_fill_allocations
 from .schema import MemoryRecord, field_values, validate_identifier
@@ -232,11 +232,11 @@ class MemoryStore:
             return {"long_term_vectors": 0}
         return {"long_term_vectors": self._delete_collection(name)}
 
-    def chroma_traces(self, needles: list[bytes]) -> int | None:
-        """How many of ``needles`` (vector ids, raw vectors) Chroma's database file still holds anywhere, live
-        or in unused space (None when the store is not embedded). A linear read of the file, no lock."""
+    def chroma_traces(self, needles: list[bytes]) -> list[tuple[bytes, int]] | None:
+        """Where Chroma's database file still holds one of ``needles`` (vector ids, raw vectors), live or in
+        unused space, as (needle, offset) (None when the store is not embedded). A linear read, no lock."""
         folder = self.chroma_dir
-        return None if folder is None else file_holds(folder, needles)
+        return None if folder is None else traces(folder, needles)
 
     def chroma_segments(self, name: str) -> list[str] | None:
         """The segment ids of a collection in an embedded Chroma (None when not embedded or not there)."""
@@ -244,10 +244,12 @@ class MemoryStore:
         handle = self._handle(name, create=False) if folder is not None else None
         return None if handle is None else [s for s, _ in segments(folder, str(handle.id))]
 
-    def chroma_trace_pages(self, needles: list[bytes]) -> dict[int, bytes]:
-        """The pages of Chroma's database file that hold one of ``needles`` (empty when not embedded); no lock."""
+    def chroma_trace_pages(self, needles: list[bytes], found: list[tuple[bytes, int]] | None = None
+                           ) -> dict[int, bytes]:
+        """The pages of Chroma's database file that hold one of ``needles`` (empty when not embedded); no lock.
+        ``found``: what :meth:`chroma_traces` just returned (the file is then not searched again)."""
         folder = self.chroma_dir
-        return {} if folder is None else trace_pages(folder, needles)
+        return {} if folder is None else trace_pages(folder, needles, found)
 
     def rewrite_chroma_pages(self, pages: dict[int, bytes], *, skip: set[bytes]) -> int:
         """Rewrite the Chroma rows those pages hold (not the ``skip`` ids), so the pages keep no stale bytes; the
