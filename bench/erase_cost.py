@@ -6,7 +6,9 @@ For stores of N records (embedded, synthetic vectors, 100 owners), the erased us
 * ``erase_user(disk_scan=False)``: the erasure and its targeted verification (the production path);
 * ``erase_user(disk_scan=True)``: the same plus the independent byte scan of every file of the folder;
 * the longest wait of another owner's writer (one ``add`` at a time in a thread) while the erasure runs,
-  against its median write time with no erasure running.
+  against its median write time with no erasure running;
+* apart: one search of Chroma's database file for a user's ids and vectors (the ``chroma_file`` check, the
+  one part of an erasure that reads a file whole), and that file's size.
 
 Run: python -m bench.erase_cost [--sizes 1000,20000,100000] [--rounds 7] [--deep-rounds 2]
 """
@@ -85,6 +87,22 @@ def one_round(mm: MemoryManager, *, disk_scan: bool, rng: np.random.Generator) -
             "writer_max_wait_s": max(waits[before:], default=0.0), "writer_median_s": baseline}
 
 
+def chroma_search(mm: MemoryManager, rng: np.random.Generator, repeats: int = 5) -> tuple[float, float]:
+    """The one part of an erasure whose cost is the store's: a search of Chroma's database file for a user's
+    100 vector ids and 8 vectors (what the ``chroma_file`` check does), median ms, and the file's size in MB."""
+    _put(mm, "tenant", "probe", list(range(ERASED_RECORDS)), rng)
+    ids, blobs = mm.store.texts.vectors("tenant", "probe")
+    needles = [v.encode("ascii") for v in mm.store.texts.vector_ids("tenant", "probe")] + blobs[:8]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        mm.store.chroma_traces(needles)
+        times.append(time.perf_counter() - start)
+    mm.erase_user(tenant_id="tenant", user_id="probe")
+    size = (mm.store.chroma_dir / "chroma.sqlite3").stat().st_size / 1e6
+    return 1000 * statistics.median(times), size
+
+
 def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
     rows = []
     rng = np.random.default_rng(9)
@@ -93,6 +111,7 @@ def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
             mm = build(n, Path(tmp) / "data")
             fast = [one_round(mm, disk_scan=False, rng=rng) for _ in range(rounds)]
             deep = [one_round(mm, disk_scan=True, rng=rng) for _ in range(deep_rounds)]
+            search_ms, file_mb = chroma_search(mm, rng)
             rows.append({
                 "size": n, "erased_records": ERASED_RECORDS,
                 "erase_ms": 1000 * statistics.median(r["erase_s"] for r in fast),
@@ -102,16 +121,18 @@ def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
                 "chroma_rebuilds": sum(r["chroma_rebuilt"] for r in fast + deep),
                 "chroma_page_rewrites": sum(r["chroma_pages"] > 0 for r in fast + deep),
                 "all_ok": all(r["ok"] for r in fast + deep), "rounds": rounds + deep_rounds,
+                "chroma_file_mb": file_mb, "chroma_search_ms": search_ms,
             })
             mm.store.drop()
     lines = ["| records in store | erased user's records | erase p50 ms | with disk scan ms | other writer's longest "
-             "wait ms (its usual write ms) | erasures with Chroma pages rewritten | Chroma file rebuilds | all verified |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "wait ms (its usual write ms) | erasures with Chroma pages rewritten | Chroma file rebuilds | all verified | "
+             "one search of Chroma's file ms (its size MB) |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for r in rows:
         lines.append(f"| {r['size']:,} | {r['erased_records']} | {r['erase_ms']:.0f} | {r['erase_with_disk_scan_ms']:.0f} | "
                      f"{r['writer_max_wait_ms']:.0f} ({r['writer_median_write_ms']:.0f}) | "
                      f"{r['chroma_page_rewrites']} of {r['rounds']} | {r['chroma_rebuilds']} of {r['rounds']} | "
-                     f"{r['all_ok']} |")
+                     f"{r['all_ok']} | {r['chroma_search_ms']:.0f} ({r['chroma_file_mb']:.1f}) |")
     table = "\n".join(lines)
     write_results(name, {"rows": rows}, table)
     print(table)

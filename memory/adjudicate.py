@@ -190,6 +190,17 @@ def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[s
         return "update", _r(f"The stored fact says '{_show(old.value)}' ended; the new fact says it holds again.",
                             f"已存事实说“{_show(old.value)}”已经结束；新事实说它又成立了。")
 
+    # 3b. a change event ("switched from X to Y") whose old value is what the stored fact states
+    moved = _change_event(new.text)
+    if moved and not old.negated and old.subject == new.subject and not _EVENT_EN.search(old.text) \
+            and not _THIRD_PARTY.search(old.text) and not _THIRD_PARTY.search(new.text) \
+            and _mentions(old, moved[0].lower()) \
+            and not _mentions(old, moved[1].lower()):
+        a, b = moved
+        return "update", _r(f"The new fact is a change from '{a}' to '{b}', and the stored fact states '{a}': "
+                            "it is retired and superseded.",
+                            f"新事实说从“{a}”改成了“{b}”，而已存事实说的正是“{a}”：旧事实被停用并被取代。")
+
     # 4. same frame with a word flipped or a value swapped, where no attribute was read
     if old.negated != new.negated and _same_content(old, new):
         return "update", _r("The same statement with its polarity flipped: the old fact no longer holds.",
@@ -230,6 +241,29 @@ def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[s
 
 WEAK_ATTRIBUTES = frozenset({"", "state", "verb:be", "verb:have", "verb:do", "verb:get", "verb:make"})
 """Generic readings too vague to prove two facts are about different things."""
+
+
+_CHANGE_EVENT_EN = re.compile(
+    r"\b(?:switch|switched|move|moved|change|changed|went|go|migrate|migrated|upgrade|upgraded|shift|shifted|"
+    r"transfer|transferred|convert|converted)\s+(?:over\s+|it\s+|(?:my|our|the)\s+\w+\s+)?from\s+(.+?)\s+(?:to|for)\s+"
+    r"(.+?)[\s.!]*$", re.IGNORECASE)
+_CHANGE_EVENT_ZH = re.compile(r"从(.+?)(?:换成|换到|改成|改为|改用|转到|搬到|调到|变成|升级到)了?(.+?)[。！\s]*$")
+_EVENT_EN = re.compile(r"\b(?:visited|visit|went|was|were|did|met|saw|travell?ed|trip|holiday|vacation|last (?:year|month|week))\b",
+                       re.IGNORECASE)
+"""A stored fact about a past event ("I visited Paris") is not a current value a change event can retire."""
+_THIRD_PARTY = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mother|mom|mum|father|dad|parents?|wife|husband|partner|friend|"
+    r"colleague|boss|manager|son|daughter|kids?|children|neighbou?r|girlfriend|boyfriend)s?\b|\b(?:he|she|they)\b|"
+    r"他|她|我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|父母|妻子|老婆|丈夫|老公|朋友|同事|老板|经理|儿子|女儿|孩子|邻居)",
+    re.IGNORECASE)
+"""A stored fact about someone else ("my sister lives in Paris") is not the user's value to retire."""
+
+
+def _change_event(text: str) -> tuple[str, str] | None:
+    """(old value, new value) of a statement announcing a change "from X to Y" ("I switched from VS Code to
+    Neovim", "我从北京搬到了上海"); None for any other statement."""
+    found = _CHANGE_EVENT_ZH.search(text) or _CHANGE_EVENT_EN.search(text)
+    return (found.group(1).strip(), found.group(2).strip()) if found else None
 
 
 def _specific(r: Reading) -> bool:

@@ -81,6 +81,27 @@ def test_unrelated_facts_are_new_even_when_cosine_is_high(old, new):
     assert judge(old, new, 0.89)[0] == "new"
 
 
+@pytest.mark.parametrize("old, new", [
+    ("I use VS Code as my editor.", "I switched from VS Code to Neovim."),
+    ("I live in Paris.", "I moved from Paris to Berlin."),
+    ("我住在北京。", "我从北京搬到了上海。"),
+])
+def test_a_change_from_the_stored_value_is_an_update(old, new):
+    """A change event ("from X to Y") whose X is what the stored fact states retires it, at any cosine."""
+    verdict, reason = judge(old, new, 0.2)
+    assert verdict == "update" and "change from" in reason
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My sister lives in Paris.", "I moved from Paris to Berlin."),  # someone else's value
+    ("我用Java写代码。", "我哥哥从Java转到了Go。"),  # someone else's change
+    ("I visited Paris last year.", "I moved from Paris to Berlin."),  # a past event stays true
+    ("I like tea.", "I switched from coffee to tea."),  # the stored fact states the new value
+])
+def test_a_change_event_does_not_retire_what_it_does_not_replace(old, new):
+    assert judge(old, new, 0.6)[0] != "update"
+
+
 def test_adjudicate_keeps_the_strongest_relation_and_logs_everything():
     cands = [(CandidateRef("m1", "The user likes jazz music."), 0.40),
              (CandidateRef("m2", "The user lives in Hangzhou."), 0.35)]
