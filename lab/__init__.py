@@ -61,3 +61,8 @@ them through the write path (memory.ingest.Ingestor: atomic facts, dedup/update/
 
 LOCOMO_SAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
 """The two-conversation LoCoMo sample (CC BY-NC 4.0): read from beside the repository, never copied into it."""
+
+
+MEMORY_TEXT_COLUMN = {"width": "large", "pinned": True}
+"""``st.column_config.TextColumn`` options of the memory text in the candidate tables: the first column, pinned
+(the short blind and governed lists are static tables, whose cells wrap: readable on a projector at 1024x768)."""

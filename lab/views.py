@@ -55,16 +55,16 @@ def counts(result: RecallResult, kinds: KindsOf) -> RecallCounts:
 
 
 def hits_frame(hits: list[Hit], kinds: KindsOf) -> pd.DataFrame:
-    """One row per hit, in rank order (blind or governed side)."""
+    """One row per hit, in rank order (blind or governed side); the memory's text first (what a room reads)."""
     return pd.DataFrame([
-        {"rank": i, "id": _id(h.record), "similarity": round(h.similarity, 3), "score": round(h.score, 3),
-         "pollution": ", ".join(kinds(h.record)), "content": h.record.content}
+        {"content": h.record.content, "rank": i, "id": _id(h.record), "similarity": round(h.similarity, 3),
+         "score": round(h.score, 3), "pollution": ", ".join(kinds(h.record))}
         for i, h in enumerate(hits, 1)
-    ], columns=["rank", "id", "similarity", "score", "pollution", "content"])
+    ], columns=["content", "rank", "id", "similarity", "score", "pollution"])
 
 
 def candidate_frame(result: RecallResult, kinds: KindsOf) -> pd.DataFrame:
-    """Every candidate: the stage that dropped it (or ``governed``), why, and its score term by term."""
+    """Every candidate: its text, the stage that dropped it (or ``governed``), why, and its score term by term."""
     blind_ids = {h.record.memory_id for h in result.blind}
     rows = [(h, KEPT, "") for h in result.governed] + [(d.hit, d.stage, d.reason) for d in result.dropped]
     records = []
@@ -81,8 +81,8 @@ def candidate_frame(result: RecallResult, kinds: KindsOf) -> pd.DataFrame:
             "content": hit.record.content, "memory_id": hit.record.memory_id,
         })
     frame = pd.DataFrame(records, columns=[
-        "id", "stage", "reason", "similarity", "recency", "importance", "similarity_part", "recency_part",
-        "importance_part", "score", "tokens", "in_blind", "pollution", "content", "memory_id",
+        "content", "stage", "reason", "similarity", "pollution", "id", "recency", "importance", "similarity_part",
+        "recency_part", "importance_part", "score", "tokens", "in_blind", "memory_id",
     ])
     return frame.sort_values("similarity", ascending=False, kind="stable").reset_index(drop=True)
 

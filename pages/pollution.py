@@ -12,7 +12,7 @@ import streamlit as st
 
 from memory import govern
 
-from lab import engine, figures, state, views
+from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
 from lab.i18n import t
 from lab.pollution import INJECTIONS, plan_injection, unisolated_top_k
 
@@ -88,10 +88,10 @@ def _render_sandbox(sandbox, kinds) -> None:
     with st.expander(t("pollution.sandbox"), expanded=False):
         st.warning(t("pollution.sandbox_warning"))
         st.dataframe(pd.DataFrame([
-            {"owner": f"{h.record.tenant_id}/{h.record.user_id}", "id": h.record.message_id,
-             "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record)), "content": h.record.content}
+            {"content": h.record.content, "owner": f"{h.record.tenant_id}/{h.record.user_id}", "id": h.record.message_id,
+             "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record))}
             for h in sandbox
-        ]), hide_index=True)
+        ]), hide_index=True, column_config={"content": st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)})
 
 
 def main() -> None:

@@ -7,20 +7,24 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab import engine, figures, state, views
+from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
 from lab.i18n import t
 
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
+TEXT = st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)
+# The blind and governed lists: static tables whose cells wrap (readable at 1024x768 on a projector).
+SIDE_COLUMNS = ("content", "similarity", "score", "pollution")
 
 
 def _render_metrics(counts: views.RecallCounts, config) -> None:
-    cols = st.columns(5)
-    cols[0].metric(t("recall.m_governed"), counts.governed, help=t("recall.m_governed.help"))
-    cols[1].metric(t("recall.m_blind"), counts.blind, help=t("recall.m_blind.help"))
-    cols[2].metric(t("recall.m_polluted_blind"), counts.polluted_blind)
-    cols[3].metric(t("recall.m_polluted_governed"), counts.polluted_governed)
-    cols[4].metric(t("recall.m_tokens"), f"{counts.governed_tokens} / {config.token_budget}")
+    # two rows of three, so no label is cut at 1024x768 (a projector): blind next to governed, each with its pollution
+    top, bottom = st.columns(3), st.columns(3)
+    top[0].metric(t("recall.m_blind"), counts.blind, help=t("recall.m_blind.help"))
+    top[1].metric(t("recall.m_governed"), counts.governed, help=t("recall.m_governed.help"))
+    top[2].metric(t("recall.m_tokens"), f"{counts.governed_tokens}/{config.token_budget}")
+    bottom[0].metric(t("recall.m_polluted_blind"), counts.polluted_blind)
+    bottom[1].metric(t("recall.m_polluted_governed"), counts.polluted_governed)
 
 
 def _render_side(title: str, caption: str, hits, kinds) -> None:
@@ -30,7 +34,10 @@ def _render_side(title: str, caption: str, hits, kinds) -> None:
     if frame.empty:
         st.info(t("recall.nothing"))
     else:
-        st.dataframe(frame, hide_index=True, column_config={"similarity": NUMBER, "score": NUMBER})
+        # the text and what to judge it by; rank is the row order, the id is in the candidate table below
+        shown = frame[list(SIDE_COLUMNS)].rename(columns={c: t(f"recall.col.{c}") for c in SIDE_COLUMNS})
+        numbers = {t("recall.col.similarity"): "{:.2f}", t("recall.col.score"): "{:.2f}"}
+        st.table(shown.style.format(numbers), hide_index=True)
 
 
 def _render_candidates(result, kinds, config) -> None:
@@ -48,8 +55,7 @@ def _render_candidates(result, kinds, config) -> None:
     st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,
                  decay=config.decay_rate))
     numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
-    st.dataframe(frame, hide_index=True,
-                 column_config={name: NUMBER for name in numbers})
+    st.dataframe(frame, hide_index=True, column_config={"content": TEXT} | {name: NUMBER for name in numbers})
 
 
 def _render_context(lab: engine.Lab, result, config) -> None:

@@ -237,7 +237,7 @@ def test_advanced_weights_budget_and_bands():
     config = DEFAULTS.replace(alpha=1.0, beta=0.0, gamma=0.0, token_budget=10)
     expected = govern(cands, config)
     assert int(metric(at, "Governed")) == len(expected.governed)
-    assert metric(at, "Memory tokens / budget") == f"{expected.governed_tokens} / 10"
+    assert metric(at, "Memory tokens / budget") == f"{expected.governed_tokens}/10"
     assert any(d.stage == "budget" for d in expected.dropped)
     assert "budget" in set(frame_with(at, "stage")["stage"])
 
@@ -356,6 +356,20 @@ def test_language_switch():
     assert metric(at, i18n.TEXT["recall.m_governed"]["zh"])
     at.sidebar.selectbox(key="lang").set_value("en").run()
     assert at.title[0].value == i18n.TEXT["recall.title"]["en"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_recall_lists_lead_with_the_memory_text_in_the_pages_language(lang):
+    """Projector-readable: the blind and governed lists are wrapping tables whose first column is the memory's
+    text, headed in the page's language; the candidate table leads with the text too."""
+    at = open_app(embedder="lexical", lang=lang)
+    lists = [table.value for table in at.table]
+    assert len(lists) == 2
+    header = [i18n.TEXT[f"recall.col.{c}"][lang] for c in ("content", "similarity", "score", "pollution")]
+    for shown in lists:
+        assert list(shown.columns) == header and len(shown) >= 1
+        assert shown[header[0]].str.len().min() > 10  # the texts themselves, not ids
+    assert list(frame_with(at, "stage").columns)[0] == "content"
 
 
 # --- pollution --------------------------------------------------------------------------------------
