@@ -338,17 +338,18 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "study.dataset": {"en": "Dataset", "zh": "数据集"},
     "study.dataset_help": {
-        "en": "A shipped scenario (fixtures/), the scenario uploaded in the sidebar, the LoCoMo sample, or the path "
-              "of your own LoCoMo file (locomo10.json) on the machine that runs the lab.",
-        "zh": "自带场景（fixtures/）、侧边栏上传的场景、LoCoMo 样例，或运行本实验的机器上你自己的 LoCoMo 文件（locomo10.json）路径。",
+        "en": "A shipped scenario (fixtures/), the scenario uploaded in the sidebar, the LoCoMo sample, or a file "
+              "(scenario or LoCoMo JSON, e.g. locomo10.json) that the instructor put in the lab's datasets folder "
+              "(MEMORY_DATASETS_DIR).",
+        "zh": "自带场景（fixtures/）、侧边栏上传的场景、LoCoMo 样例，或讲师放在本实验数据集文件夹（MEMORY_DATASETS_DIR）中的文件"
+              "（场景或 LoCoMo 格式的 JSON，例如 locomo10.json）。",
     },
-    "study.no_sample": {"en": "The LoCoMo sample is not at {path}; choose “locomo-file” to study your own LoCoMo file.",
-                        "zh": "LoCoMo 样例不在 {path}；选择“locomo-file”即可研究你自己的 LoCoMo 文件。"},
-    "study.path": {"en": "Path of a LoCoMo file", "zh": "LoCoMo 文件路径"},
+    "study.no_sample": {"en": "The LoCoMo sample is not at {path}; an instructor can offer LoCoMo files through the "
+                              "datasets folder (MEMORY_DATASETS_DIR).",
+                        "zh": "LoCoMo 样例不在 {path}；讲师可以通过数据集文件夹（MEMORY_DATASETS_DIR）提供 LoCoMo 文件。"},
+    "study.folder_error": {"en": "The datasets folder ({env}) cannot be listed: {error}. Its files are not offered.",
+                           "zh": "无法列出数据集文件夹（{env}）：{error}。其中的文件不会列出。"},
     "study.uploaded": {"en": "uploaded scenario: {name}", "zh": "上传的场景：{name}"},
-    "study.path_placeholder": {"en": "/data/locomo10.json", "zh": "/data/locomo10.json"},
-    "study.path_empty": {"en": "Type the path of a LoCoMo-format JSON file (e.g. your download of locomo10.json).",
-                         "zh": "请输入 LoCoMo 格式 JSON 文件的路径（例如你下载的 locomo10.json）。"},
     "study.mode": {"en": "Retrieval mode", "zh": "检索模式"},
     "study.mode_help": {"en": "dense: cosine of the embedder. lexical: BM25 relative to the best match. hybrid: "
                               "0.5·cosine + 0.5·BM25.",
