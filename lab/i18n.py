@@ -38,6 +38,16 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The uploaded scenario cannot be used: {error}. The selected scenario is shown instead.",
         "zh": "上传的场景无法使用：{error}。当前仍显示所选场景。",
     },
+    "sidebar.upload_too_big": {
+        "en": "{name} is {size:.3g} MB; uploads are limited to {limit:.3g} MB ({env}). Nothing was loaded; the "
+              "selected scenario stays in use.",
+        "zh": "{name} 大小为 {size:.3g} MB；上传上限为 {limit:.3g} MB（{env}）。未加载任何内容，仍使用所选场景。",
+    },
+    "sidebar.upload_too_many": {
+        "en": "{name} holds {count:,} messages; uploads are limited to {limit:,} ({env}). Nothing was loaded; the "
+              "selected scenario stays in use.",
+        "zh": "{name} 含 {count:,} 条消息；上传上限为 {limit:,} 条（{env}）。未加载任何内容，仍使用所选场景。",
+    },
     "sidebar.upload_ok": {"en": "Using the uploaded scenario “{name}”.", "zh": "正在使用上传的场景“{name}”。"},
     "sidebar.write_path": {"en": "Write path", "zh": "写入链路"},
     "sidebar.write_path_help": {

@@ -177,3 +177,81 @@ def test_a_folder_that_cannot_be_listed_shows_a_message(tmp_path, monkeypatch):
     at = open_app(PAGE, embedder="lexical")
     assert not at.exception and "MEMORY_DATASETS_DIR" in texts(at.warning)
     assert int(metric(at, "Questions")) > 0, "the shipped scenarios are still studied"
+
+
+# --- uploads: capped in messages and bytes ----------------------------------------------------------------
+
+def _upload(at, name: str, data: bytes):
+    at.sidebar.file_uploader[0].set_value((name, data, "application/json")).run()
+    assert not at.exception
+
+
+def _synthetic(messages: int) -> bytes:
+    """A synthetic scenario of about ``messages`` messages (memory.synth; 2,500 asked gives 2,496)."""
+    return json.dumps(generate_scenario(SynthSpec(messages=messages))).encode("utf-8")
+
+
+def _kept_the_shipped_scenario(at, lang: str = "en") -> None:
+    assert at.session_state["lab.settings"].scenario_key == "workshop_en", "nothing was loaded"
+    assert JOB_KEY not in at.session_state, "no load was started"
+    assert int(metric(at, i18n.TEXT["recall.m_blind"][lang])) == DEFAULTS.top_k, "the recall page still works"
+
+
+@pytest.mark.parametrize("lang, fragments", [
+    ("en", ("big.json holds {n:,} messages", "limited to 2,000", "MEMORY_MAX_UPLOAD_MESSAGES", "stays in use")),
+    ("zh", ("big.json 含 {n:,} 条消息", "上限为 2,000 条", "MEMORY_MAX_UPLOAD_MESSAGES", "仍使用所选场景")),
+])
+def test_an_upload_over_the_message_cap_is_refused(lang, fragments):
+    at = open_app(embedder="lexical", lang=lang)
+    data = _synthetic(2_500)
+    n = len(json.loads(data)["messages"])
+    assert n > 2_000
+    _upload(at, "big.json", data)
+    message = texts(at.sidebar.error)
+    assert all(f.format(n=n) in message for f in fragments), message
+    assert len(message.splitlines()) == 1
+    _kept_the_shipped_scenario(at, lang)
+
+
+def test_the_message_cap_is_configurable_and_1500_messages_pass(monkeypatch):
+    at = open_app(embedder="lexical")
+    _upload(at, "workshop.json", _synthetic(1_500))
+    assert not at.sidebar.error, texts(at.sidebar.error)
+    current = at.session_state["lab.settings"]
+    assert current.scenario_key.startswith("upload-") and len(current.scenario.messages) == 1_500
+    job = at.session_state[JOB_KEY]
+    job.cancel()  # the load itself is tests/test_app_loading.py's subject
+    job.join(120)
+    monkeypatch.setenv("MEMORY_MAX_UPLOAD_MESSAGES", "1000")
+    at.run()
+    assert "limited to 1,000" in texts(at.sidebar.error)
+    assert at.session_state["lab.settings"].scenario_key == "workshop_en"
+    monkeypatch.setenv("MEMORY_MAX_UPLOAD_MESSAGES", "lots")
+    at.run()
+    assert not at.exception and "MEMORY_MAX_UPLOAD_MESSAGES must be a whole number" in texts(at.sidebar.error)
+
+
+@pytest.mark.parametrize("lang, fragments", [
+    ("en", ("big.json is 0.0", "MB; uploads are limited to 0.03 MB (MEMORY_MAX_FILE_MB)", "stays in use")),
+    ("zh", ("big.json 大小为 0.0", "上传上限为 0.03 MB（MEMORY_MAX_FILE_MB）", "仍使用所选场景")),
+])
+def test_an_upload_over_the_byte_cap_is_refused_before_its_bytes_are_taken(lang, fragments, monkeypatch):
+    monkeypatch.setenv("MEMORY_MAX_FILE_MB", "0.03")  # above the shipped scenarios (22 KB), below the upload
+    taken = []
+    monkeypatch.setattr(UploadedFile, "getvalue", lambda self: taken.append(self.name) or io.BytesIO.getvalue(self))
+    at = open_app(embedder="lexical", lang=lang)
+    data = _synthetic(200)
+    assert len(data) > 0.03 * 1024 * 1024
+    _upload(at, "big.json", data)
+    message = texts(at.sidebar.error)
+    assert all(f in message for f in fragments), message
+    assert "big.json" not in taken, "the size is checked before getvalue()"
+    _kept_the_shipped_scenario(at, lang)
+
+
+def test_the_shipped_config_caps_uploads_and_hides_admin_actions():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert 1 <= config["server"]["maxUploadSize"] <= 10
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["client"]["toolbarMode"] == "viewer"
