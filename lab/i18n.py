@@ -38,11 +38,10 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The uploaded scenario cannot be used: {error}. The selected scenario is shown instead.",
         "zh": "上传的场景无法使用：{error}。当前仍显示所选场景。",
     },
-    "sidebar.upload_too_big": {
-        "en": "{name} is {size:.3g} MB; uploads are limited to {limit:.3g} MB ({env}). Nothing was loaded; the "
-              "selected scenario stays in use.",
-        "zh": "{name} 大小为 {size:.3g} MB；上传上限为 {limit:.3g} MB（{env}）。未加载任何内容，仍使用所选场景。",
-    },
+    "upload.too_big": {"en": "{name} is {size:.3g} MB; uploads are limited to {limit:.3g} MB ({env}).",
+                       "zh": "{name} 大小为 {size:.3g} MB；上传上限为 {limit:.3g} MB（{env}）。"},
+    "sidebar.upload_kept": {"en": "Nothing was loaded; the selected scenario stays in use.",
+                            "zh": "未加载任何内容，仍使用所选场景。"},
     "sidebar.upload_too_many": {
         "en": "{name} holds {count:,} messages; uploads are limited to {limit:,} ({env}). Nothing was loaded; the "
               "selected scenario stays in use.",

@@ -138,14 +138,22 @@ def max_upload_messages() -> int:
     return int(raw)
 
 
+def oversized(upload: Any) -> str | None:
+    """Why an upload (any uploader's) is over the byte cap, in one line of the UI language, or None. Decided on
+    ``upload.size``, before its bytes are taken; DataFileError for a bad MEMORY_MAX_FILE_MB."""
+    cap = max_upload_bytes()
+    if upload.size <= cap:
+        return None
+    return t("upload.too_big", name=upload.name, size=upload.size / 1048576, limit=cap / 1048576, env=MAX_FILE_MB_ENV)
+
+
 def read_upload(upload: Any) -> tuple[Scenario | None, str | None]:
     """(the uploaded scenario, None), or (None, a one-line message in the UI language) when it is over a cap or
     malformed. The byte cap is checked on ``upload.size`` before the bytes are taken."""
     try:
-        cap = max_upload_bytes()
-        if upload.size > cap:
-            return None, t("sidebar.upload_too_big", name=upload.name, size=upload.size / 1048576,
-                           limit=cap / 1048576, env=MAX_FILE_MB_ENV)
+        too_big = oversized(upload)
+        if too_big:
+            return None, f"{too_big} {t('sidebar.upload_kept')}"
         return parse_upload(upload.getvalue(), upload.name, max_upload_messages()), None
     except TooManyMessagesError as exc:
         return None, t("sidebar.upload_too_many", name=upload.name, count=exc.count, limit=exc.limit,

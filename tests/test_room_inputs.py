@@ -249,6 +249,20 @@ def test_an_upload_over_the_byte_cap_is_refused_before_its_bytes_are_taken(lang,
     _kept_the_shipped_scenario(at, lang)
 
 
+def test_the_dedup_pair_upload_has_the_same_byte_cap(monkeypatch):
+    monkeypatch.setenv("MEMORY_MAX_FILE_MB", "0.03")
+    taken = []
+    monkeypatch.setattr(UploadedFile, "getvalue", lambda self: taken.append(self.name) or io.BytesIO.getvalue(self))
+    at = open_app("pages/dedup.py", embedder="lexical")
+    pairs = [{"id": f"p{i}", "existing": f"The budget is {i} dollars.", "incoming": f"The budget is now {i + 1}.",
+              "expected": "update"} for i in range(600)]
+    at.file_uploader(key="dedup.upload").set_value(("pairs.json", json.dumps(pairs).encode(), "application/json"))
+    at.run()
+    assert not at.exception
+    assert "pairs.json is 0.0" in texts(at.error) and "limited to 0.03 MB" in texts(at.error), texts(at.error)
+    assert "pairs.json" not in taken, "the size is checked before getvalue()"
+
+
 def test_the_shipped_config_caps_uploads_and_hides_admin_actions():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert 1 <= config["server"]["maxUploadSize"] <= 10
