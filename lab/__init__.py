@@ -10,6 +10,7 @@ without ``app.py``'s sidebar).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,26 @@ them through the write path (memory.ingest.Ingestor: atomic facts, dedup/update/
 
 LOCOMO_SAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
 """The two-conversation LoCoMo sample (CC BY-NC 4.0): read from beside the repository, never copied into it."""
+
+DATASETS_DIR_ENV = "MEMORY_DATASETS_DIR"
+"""Environment variable naming an instructor's folder of datasets (scenario or LoCoMo ``*.json`` files) that the
+study page offers by file name. Unset: no folder, no such option (participants never type a server path)."""
+
+
+def datasets_dir() -> Path | None:
+    """The folder MEMORY_DATASETS_DIR names, or None when it is unset."""
+    raw = os.environ.get(DATASETS_DIR_ENV, "").strip()
+    return Path(raw).expanduser() if raw else None
+
+
+def dataset_names(folder: Path) -> list[str]:
+    """The ``*.json`` files of ``folder`` by name, sorted, without opening any: regular files and symlinks (a
+    symlink is followed only when read, and only within the folder: memory.safefile.read_regular_file with
+    ``root=folder``). Folders, devices, FIFOs, sockets, hidden and unprintable names are left out. OSError when
+    the folder cannot be listed."""
+    with os.scandir(folder) as entries:
+        return sorted(e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")
+                      and e.name.isprintable() and (e.is_symlink() or e.is_file(follow_symlinks=False)))
 
 
 MEMORY_TEXT_COLUMN = {"width": "large", "pinned": True}

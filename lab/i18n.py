@@ -38,6 +38,15 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The uploaded scenario cannot be used: {error}. The selected scenario is shown instead.",
         "zh": "上传的场景无法使用：{error}。当前仍显示所选场景。",
     },
+    "upload.too_big": {"en": "{name} is {size:.3g} MB; uploads are limited to {limit:.3g} MB ({env}).",
+                       "zh": "{name} 大小为 {size:.3g} MB；上传上限为 {limit:.3g} MB（{env}）。"},
+    "sidebar.upload_kept": {"en": "Nothing was loaded; the selected scenario stays in use.",
+                            "zh": "未加载任何内容，仍使用所选场景。"},
+    "sidebar.upload_too_many": {
+        "en": "{name} holds {count:,} messages; uploads are limited to {limit:,} ({env}). Nothing was loaded; the "
+              "selected scenario stays in use.",
+        "zh": "{name} 含 {count:,} 条消息；上传上限为 {limit:,} 条（{env}）。未加载任何内容，仍使用所选场景。",
+    },
     "sidebar.upload_ok": {"en": "Using the uploaded scenario “{name}”.", "zh": "正在使用上传的场景“{name}”。"},
     "sidebar.write_path": {"en": "Write path", "zh": "写入链路"},
     "sidebar.write_path_help": {
@@ -342,17 +351,18 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "study.dataset": {"en": "Dataset", "zh": "数据集"},
     "study.dataset_help": {
-        "en": "A shipped scenario (fixtures/), the scenario uploaded in the sidebar, the LoCoMo sample, or the path "
-              "of your own LoCoMo file (locomo10.json) on the machine that runs the lab.",
-        "zh": "自带场景（fixtures/）、侧边栏上传的场景、LoCoMo 样例，或运行本实验的机器上你自己的 LoCoMo 文件（locomo10.json）路径。",
+        "en": "A shipped scenario (fixtures/), the scenario uploaded in the sidebar, the LoCoMo sample, or a file "
+              "(scenario or LoCoMo JSON, e.g. locomo10.json) that the instructor put in the lab's datasets folder "
+              "(MEMORY_DATASETS_DIR).",
+        "zh": "自带场景（fixtures/）、侧边栏上传的场景、LoCoMo 样例，或讲师放在本实验数据集文件夹（MEMORY_DATASETS_DIR）中的文件"
+              "（场景或 LoCoMo 格式的 JSON，例如 locomo10.json）。",
     },
-    "study.no_sample": {"en": "The LoCoMo sample is not at {path}; choose “locomo-file” to study your own LoCoMo file.",
-                        "zh": "LoCoMo 样例不在 {path}；选择“locomo-file”即可研究你自己的 LoCoMo 文件。"},
-    "study.path": {"en": "Path of a LoCoMo file", "zh": "LoCoMo 文件路径"},
+    "study.no_sample": {"en": "The LoCoMo sample is not at {path}; an instructor can offer LoCoMo files through the "
+                              "datasets folder (MEMORY_DATASETS_DIR).",
+                        "zh": "LoCoMo 样例不在 {path}；讲师可以通过数据集文件夹（MEMORY_DATASETS_DIR）提供 LoCoMo 文件。"},
+    "study.folder_error": {"en": "The datasets folder ({env}) cannot be listed: {error}. Its files are not offered.",
+                           "zh": "无法列出数据集文件夹（{env}）：{error}。其中的文件不会列出。"},
     "study.uploaded": {"en": "uploaded scenario: {name}", "zh": "上传的场景：{name}"},
-    "study.path_placeholder": {"en": "/data/locomo10.json", "zh": "/data/locomo10.json"},
-    "study.path_empty": {"en": "Type the path of a LoCoMo-format JSON file (e.g. your download of locomo10.json).",
-                         "zh": "请输入 LoCoMo 格式 JSON 文件的路径（例如你下载的 locomo10.json）。"},
     "study.mode": {"en": "Retrieval mode", "zh": "检索模式"},
     "study.mode_help": {"en": "dense: cosine of the embedder. lexical: BM25 relative to the best match. hybrid: "
                               "0.5·cosine + 0.5·BM25.",

@@ -13,6 +13,7 @@ defaults through ``st.session_state`` (the only way to change a bound widget fro
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +21,9 @@ from typing import Any
 import streamlit as st
 
 from memory import MemoryConfig, Scenario
-from memory.errors import ConfigError, DataFileError, InputError
+from memory.errors import ConfigError, DataFileError, InputError, TooManyMessagesError
 from memory.embedders import EMBEDDER_NAMES
+from memory.safefile import MAX_FILE_MB_ENV, max_file_bytes
 from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shipped_scenarios
 from memory.schema import parse_time, validate_text
 
@@ -42,6 +44,9 @@ JOB_KEY = "lab.ingest_job"
 """This session's latest background load of a scenario (lab.loading.IngestJob), for pages and tests."""
 LAB_ID_KEY = "lab.id"
 """This session's lab generation: part of the workspace name, renewed by "reset lab"."""
+MAX_UPLOAD_MESSAGES_ENV = "MEMORY_MAX_UPLOAD_MESSAGES"
+"""Environment variable: the most messages an uploaded scenario may hold (each is embedded and stored)."""
+DEFAULT_MAX_UPLOAD_MESSAGES = 2_000
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,7 @@ class Settings:
     scenario_key: str
     """File stem of a shipped scenario, or ``upload-<sha1>`` of an uploaded one."""
     scenario_error: str | None
-    """The DataFileError message of a malformed upload (the shipped scenario is used instead)."""
+    """Why an upload is not used (over a cap or malformed), as shown in the sidebar; the shipped scenario is used."""
     lang: str
     write_path: str = DEFAULT_WRITE_PATH
     """``raw`` (every message stored as-is) or ``facts`` (messages go through memory.ingest.Ingestor)."""
@@ -112,8 +117,49 @@ def load_shipped(path: str) -> Scenario:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def parse_upload(data: bytes, name: str) -> Scenario:
-    return parse_scenario(data, source=name)
+def parse_upload(data: bytes, name: str, max_messages: int | None = None) -> Scenario:
+    return parse_scenario(data, source=name, max_messages=max_messages)
+
+
+def max_upload_bytes() -> int:
+    """The upload cap in bytes: MEMORY_MAX_FILE_MB (memory.safefile, the cap of every file the lab reads), and never
+    more than Streamlit's own ``server.maxUploadSize`` (.streamlit/config.toml). DataFileError for a bad value."""
+    return min(max_file_bytes(), int(st.get_option("server.maxUploadSize") * 1024 * 1024))
+
+
+def max_upload_messages() -> int:
+    """The upload cap in messages: MEMORY_MAX_UPLOAD_MESSAGES (default 2,000); DataFileError for a bad value."""
+    raw = os.environ.get(MAX_UPLOAD_MESSAGES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_UPLOAD_MESSAGES
+    if not raw.isdigit() or int(raw) < 1:
+        raise DataFileError(f"{MAX_UPLOAD_MESSAGES_ENV} must be a whole number of messages (1 or more), "
+                            f"got {raw[:40]!r}")
+    return int(raw)
+
+
+def oversized(upload: Any) -> str | None:
+    """Why an upload (any uploader's) is over the byte cap, in one line of the UI language, or None. Decided on
+    ``upload.size``, before its bytes are taken; DataFileError for a bad MEMORY_MAX_FILE_MB."""
+    cap = max_upload_bytes()
+    if upload.size <= cap:
+        return None
+    return t("upload.too_big", name=upload.name, size=upload.size / 1048576, limit=cap / 1048576, env=MAX_FILE_MB_ENV)
+
+
+def read_upload(upload: Any) -> tuple[Scenario | None, str | None]:
+    """(the uploaded scenario, None), or (None, a one-line message in the UI language) when it is over a cap or
+    malformed. The byte cap is checked on ``upload.size`` before the bytes are taken."""
+    try:
+        too_big = oversized(upload)
+        if too_big:
+            return None, f"{too_big} {t('sidebar.upload_kept')}"
+        return parse_upload(upload.getvalue(), upload.name, max_upload_messages()), None
+    except TooManyMessagesError as exc:
+        return None, t("sidebar.upload_too_many", name=upload.name, count=exc.count, limit=exc.limit,
+                       env=MAX_UPLOAD_MESSAGES_ENV)
+    except DataFileError as exc:
+        return None, t("sidebar.upload_error", error=exc)
 
 
 def config_from(values: dict[str, Any]) -> tuple[MemoryConfig | None, str | None]:
@@ -166,14 +212,12 @@ def render_sidebar() -> Settings:
                                   help=t("sidebar.write_path_help"))
     scenario, scenario_key, scenario_error = load_shipped(str(shipped[stem])), stem, None
     if upload is not None:
-        data = upload.getvalue()
-        try:
-            scenario = parse_upload(data, upload.name)
-            scenario_key = UPLOAD_PREFIX + hashlib.sha1(data).hexdigest()[:12]
-        except DataFileError as exc:
-            scenario_error = str(exc)
-            sidebar.error(t("sidebar.upload_error", error=exc))
+        uploaded, scenario_error = read_upload(upload)
+        if uploaded is None:
+            sidebar.error(scenario_error)
         else:
+            scenario = uploaded
+            scenario_key = UPLOAD_PREFIX + hashlib.sha1(upload.getvalue()).hexdigest()[:12]
             sidebar.success(t("sidebar.upload_ok", name=scenario.name))
     config, config_error = config_from(values)
     if config_error:

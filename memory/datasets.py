@@ -146,8 +146,7 @@ class Dataset:
 
 def load_dataset(spec: str | Path, *, unit: str = "turns") -> Dataset:
     """``locomo:PATH``, a scenario file path, or the stem of a shipped scenario (``workshop_en``)."""
-    if unit not in UNITS:
-        raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    _check_unit(unit)
     text = str(spec)
     if text.startswith(LOCOMO_PREFIX):
         return load_locomo(text[len(LOCOMO_PREFIX):], unit=unit)
@@ -157,6 +156,18 @@ def load_dataset(spec: str | Path, *, unit: str = "turns") -> Dataset:
     if unit != "turns":
         raise InputError(f"unit {unit!r} needs a LoCoMo dataset (locomo:PATH); scenario files only have turns")
     return scenario_dataset(path)
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+
+
+def is_locomo(raw: bytes) -> bool:
+    """Whether JSON bytes look like a LoCoMo file (a list of samples) rather than a scenario (an object).
+
+    Only the first character is looked at; the loader then validates the whole file."""
+    return raw.lstrip(b"\xef\xbb\xbf").lstrip()[:1] == b"["
 
 
 # --- scenarios ------------------------------------------------------------------
@@ -218,11 +229,15 @@ _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on 
 
 def load_locomo(path: str | Path, *, unit: str = "turns") -> Dataset:
     """Read a LoCoMo-format JSON file (a list of samples) as a Dataset of ``turns`` or ``facts``."""
-    if unit not in UNITS:
-        raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    path = Path(path)
-    source = str(path)
-    data = _load_json(read_data_file(path, "LoCoMo file"), source)
+    _check_unit(unit)
+    return parse_locomo(read_data_file(path, "LoCoMo file"), source=str(path), unit=unit)
+
+
+def parse_locomo(raw: bytes | str, *, source: str, unit: str = "turns") -> Dataset:
+    """LoCoMo-format JSON given as bytes or text (already read, e.g. through the size cap); ``source`` names
+    the file in errors and the dataset (``locomo:<file name>``)."""
+    _check_unit(unit)
+    data = _load_json(raw, source)
     if not isinstance(data, list) or not data:
         raise DataFileError(f"{source}: the top level must be a non-empty JSON list of LoCoMo samples")
     notes: Counter[str] = Counter()
@@ -242,7 +257,7 @@ def load_locomo(path: str | Path, *, unit: str = "turns") -> Dataset:
             mems = _facts(sample, where, {m.id for m in turns}, times, notes)
         memories += mems
         questions += _questions(sample, where, {m.id for m in turns}, mems, unit, max(times.values()), notes)
-    name = f"locomo:{path.name}"
+    name = f"locomo:{Path(source).name}"
     return Dataset(name, source, "locomo", unit, tuple(memories), tuple(questions), dict(sorted(notes.items())))
 
 

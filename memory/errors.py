@@ -27,6 +27,15 @@ class DataFileError(MemoryLabError, ValueError):
     """A scenario, pair or dataset file is malformed; the message names file, item and field."""
 
 
+class TooManyMessagesError(DataFileError):
+    """A scenario holds more messages than the caller accepts (``count`` of them, ``limit`` allowed)."""
+
+    def __init__(self, message: str, *, count: int, limit: int) -> None:
+        super().__init__(message)
+        self.count = count
+        self.limit = limit
+
+
 class EmbedderError(MemoryLabError, RuntimeError):
     """The embedding model is missing, corrupted or cannot be loaded offline."""
 

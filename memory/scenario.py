@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import DataFileError, MemoryLabError
+from .errors import DataFileError, MemoryLabError, TooManyMessagesError
 from .safefile import read_regular_file, shown
 from .config import MemoryConfig
 from .schema import ROLES, Message, parse_time, validate_identifier, validate_text
@@ -93,9 +93,16 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(read_data_file(path, "scenario file"), source=str(path))
 
 
-def parse_scenario(raw: bytes | str, *, source: str) -> Scenario:
-    """Validate scenario JSON given as bytes or text; ``source`` names it in errors."""
+def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = None) -> Scenario:
+    """Validate scenario JSON given as bytes or text; ``source`` names it in errors.
+
+    With ``max_messages``, a file of more messages is refused (TooManyMessagesError) before any is validated.
+    """
     data = _load_json(raw, source)
+    count = len(data["messages"]) if isinstance(data, dict) and isinstance(data.get("messages"), list) else 0
+    if max_messages is not None and count > max_messages:
+        raise TooManyMessagesError(f"{shown(source)}: field 'messages' holds {count:,} messages; the limit is "
+                                   f"{max_messages:,}", count=count, limit=max_messages)
     try:
         parsed = _ScenarioFile.model_validate(data)
     except ValidationError as exc:

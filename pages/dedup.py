@@ -16,6 +16,7 @@ import streamlit as st
 from memory import MemoryConfig, MemoryManager, StoreLocation
 from memory.dedup import MAX_TEXT_CHARS, PairItem, parse_pairs, shipped_pair_files
 from memory.errors import DataFileError, InputError
+from memory.safefile import read_regular_file
 from memory.ingest import Ingestor, LogEntry
 from memory.lifecycle import version_chain
 from memory.schema import validate_text
@@ -108,14 +109,17 @@ def _pick_pairs() -> tuple[str, bytes, str]:
                           index=stems.index(preferred) if preferred in stems else 0)
     upload = right.file_uploader(t("dedup.upload"), type=["json"], key=f"{PAGE}.upload", help=t("dedup.upload_help"))
     if upload is not None:
-        data = upload.getvalue()
         try:
+            too_big = state.oversized(upload)  # before the bytes are taken
+            if too_big:
+                raise DataFileError(too_big.rstrip(".。"))
+            data = upload.getvalue()
             _parse(data, upload.name)
         except DataFileError as exc:
             st.error(t("dedup.upload_error", error=exc, name=stem))
         else:
             return upload.name, data, _digest(data)
-    data = shipped[stem].read_bytes()
+    data = read_regular_file(shipped[stem], what="pair file")
     return f"{stem}.json", data, _digest(data)
 
 

@@ -16,20 +16,20 @@ from pathlib import Path
 import streamlit as st
 
 from memory import study_figures
-from memory.datasets import LOCOMO_PREFIX, Dataset, load_dataset, scenario_dataset
+from memory.datasets import LOCOMO_PREFIX, Dataset, is_locomo, parse_locomo, scenario_dataset
 from memory.errors import MemoryLabError
+from memory.safefile import read_regular_file
 from memory.retrieval import MODES, Rankings, rank
-from memory.scenario import Scenario, shipped_scenarios
+from memory.scenario import Scenario, parse_scenario, shipped_scenarios
 from memory.study import (
     DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, StudyResult, parse_range, sweep, validate_options,
 )
 
-from lab import LOCOMO_SAMPLE, engine, state
+from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, state
 from lab.i18n import labels, t
 
 PAGE = "study"
 SAMPLE = "locomo-sample"
-CUSTOM = "locomo-file"
 UPLOADED = "uploaded-scenario"
 UPLOAD_PREFIX = "upload:"
 RESULTS = f"{PAGE}.results"
@@ -44,10 +44,11 @@ class Request:
     """One study as the page's controls describe it (hashable: the session's result cache key)."""
 
     spec: str
-    """What memory.datasets.load_dataset reads (a scenario path or ``locomo:PATH``), or ``upload:<key>`` for the
-    scenario uploaded in the sidebar."""
+    """The dataset: a scenario (its path, or its name in the datasets folder), ``locomo:`` and a LoCoMo file's
+    path or name, or ``upload:<key>`` for the scenario uploaded in the sidebar."""
     digest: str
-    """sha1 of the file's bytes, so an edited file is studied afresh."""
+    """sha1 of the bytes read (memory.safefile.read_regular_file, size-capped), so an edited file is studied
+    afresh."""
     unit: str
     mode: str
     embedder: str
@@ -60,6 +61,8 @@ class Request:
     """A shipped scenario: small enough to run without pressing the button."""
     scenario: Scenario | None = field(default=None, compare=False, hash=False)
     """The sidebar's uploaded scenario (``spec`` and ``digest`` identify it)."""
+    raw: bytes | None = field(default=None, compare=False, hash=False, repr=False)
+    """The file's bytes as read for ``digest`` (parsed from these, never read again); not kept with results."""
 
     @property
     def settings(self) -> int:
@@ -69,12 +72,16 @@ class Request:
 # --- cached work ------------------------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _cached_dataset(spec: str, unit: str, digest: str, _scenario: Scenario | None) -> Dataset:
-    return scenario_dataset(_scenario) if _scenario is not None else load_dataset(spec, unit=unit)
+def _cached_dataset(spec: str, unit: str, digest: str, _scenario: Scenario | None, _raw: bytes | None) -> Dataset:
+    if _scenario is not None:
+        return scenario_dataset(_scenario)
+    if spec.startswith(LOCOMO_PREFIX):
+        return parse_locomo(_raw, source=spec[len(LOCOMO_PREFIX):], unit=unit)
+    return scenario_dataset(parse_scenario(_raw, source=spec))
 
 
 def _dataset(req: Request) -> Dataset:
-    return _cached_dataset(req.spec, req.unit, req.digest, req.scenario)
+    return _cached_dataset(req.spec, req.unit, req.digest, req.scenario, req.raw)
 
 
 @dataclass
@@ -132,7 +139,7 @@ def _result(req: Request, *, run: bool) -> StudyResult | None:
     """This session's result for the request; computed now when ``run`` (else None when there is none yet)."""
     results: dict[Request, StudyResult] = st.session_state.setdefault(RESULTS, {})
     if req not in results and run:
-        results[req] = _run(req)
+        results[replace(req, raw=None)] = _run(req)  # the key keeps no file bytes
         while len(results) > KEPT_RESULTS:
             results.pop(next(iter(results)))
     return results.get(req)
@@ -156,16 +163,32 @@ def _settled(req: Request, *, run: bool, hint: str) -> StudyResult | None:
 class _Picked:
     spec: str
     quick: bool
+    digest: str
     scenario: Scenario | None = None
-    digest: str | None = None
+    raw: bytes | None = None
+
+
+def _folder_names() -> tuple[Path | None, list[str]]:
+    """The instructor's datasets folder (MEMORY_DATASETS_DIR) and its files by name; a message when it is set but
+    cannot be listed."""
+    folder = datasets_dir()
+    if folder is None:
+        return None, []
+    try:
+        return folder, dataset_names(folder)
+    except OSError as exc:
+        st.warning(t("study.folder_error", env=DATASETS_DIR_ENV, error=exc.strerror or type(exc).__name__))
+        return folder, []
 
 
 def _pick_dataset(current: state.Settings) -> _Picked | None:
-    """What to study: a shipped scenario, the sidebar's uploaded scenario, the LoCoMo sample or a LoCoMo file;
-    None with a message when a path is still missing."""
+    """What to study, chosen by name: a shipped scenario, the sidebar's uploaded scenario, the LoCoMo sample or a
+    file of the instructor's datasets folder. The file is read once, size-capped (memory.safefile); None with a
+    one-line message when it cannot be."""
     shipped = shipped_scenarios()
     uploaded = current.scenario_key.startswith(state.UPLOAD_PREFIX)
-    options = [*shipped, *([UPLOADED] if uploaded else []), *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), CUSTOM]
+    folder, names = _folder_names()
+    options = [*shipped, *([UPLOADED] if uploaded else []), *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), *names]
     default = current.scenario_key if current.scenario_key in shipped else (
         UPLOADED if uploaded else state.DEFAULT_SCENARIO)
     choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",
@@ -173,19 +196,25 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
                           format_func=lambda o: t("study.uploaded", name=current.scenario.name) if o == UPLOADED else o)
     if not LOCOMO_SAMPLE.is_file():
         st.info(t("study.no_sample", path=str(LOCOMO_SAMPLE)))
-    if choice in shipped:
-        return _Picked(str(shipped[choice]), quick=True)
     if choice == UPLOADED:
         key = current.scenario_key
-        return _Picked(UPLOAD_PREFIX + key, quick=False, scenario=current.scenario,
-                       digest=key[len(state.UPLOAD_PREFIX):])
-    if choice == SAMPLE:
-        return _Picked(LOCOMO_PREFIX + str(LOCOMO_SAMPLE), quick=False)
-    path = st.text_input(t("study.path"), key=f"{PAGE}.path", placeholder=t("study.path_placeholder"))
-    if not path.strip():
-        st.info(t("study.path_empty"))
+        return _Picked(UPLOAD_PREFIX + key, quick=False, digest=key[len(state.UPLOAD_PREFIX):],
+                       scenario=current.scenario)
+    if choice in shipped:
+        path, root, what = shipped[choice], None, "scenario file"
+    elif choice == SAMPLE:
+        path, root, what = LOCOMO_SAMPLE, None, "LoCoMo file"
+    else:  # a name listed in the folder: only a regular file inside it is read (no symlink out, no device)
+        path, root, what = folder / choice, folder, "dataset file"
+    try:
+        raw = read_regular_file(path, what=what, root=root)
+    except MemoryLabError as exc:
+        st.error(t("study.data_error", error=exc))
         return None
-    return _Picked(LOCOMO_PREFIX + str(Path(path.strip()).expanduser()), quick=False)
+    locomo = choice == SAMPLE or (choice in names and is_locomo(raw))
+    source = choice if choice in names else str(path)  # a folder's file is named by its name alone
+    return _Picked((LOCOMO_PREFIX if locomo else "") + source, quick=choice in shipped,
+                   digest=hashlib.sha1(raw).hexdigest(), raw=raw)
 
 
 def _request(current: state.Settings, config) -> Request | None:
@@ -218,20 +247,12 @@ def _request(current: state.Settings, config) -> Request | None:
         st.warning(t("study.bad_options", error=exc))
         return None
     return Request(
-        spec=spec, digest=picked.digest or _digest(spec), unit="turns" if turns_only else unit, mode=mode,
+        spec=spec, digest=picked.digest, unit="turns" if turns_only else unit, mode=mode,
         embedder=current.embedder,
         thresholds=parse_range(thresholds, name="threshold"), top_ks=parse_range(top_ks, name="top_k", integer=True),
         decay_rates=parse_range(decays, name="decay_rate"), rule=rule, token_budget=token_budget, quick=quick,
-        scenario=picked.scenario,
+        scenario=picked.scenario, raw=picked.raw,
     )
-
-
-def _digest(spec: str) -> str:
-    path = Path(spec[len(LOCOMO_PREFIX):] if spec.startswith(LOCOMO_PREFIX) else spec)
-    try:
-        return hashlib.sha1(path.read_bytes()).hexdigest()
-    except OSError:
-        return ""  # load_dataset reports the problem, naming the file
 
 
 def _render_dataset(data: Dataset) -> None:

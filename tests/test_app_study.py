@@ -91,6 +91,8 @@ def test_precision_rule_mode_and_token_budget_follow_run_study():
     ("study.thresholds", "0.9:0.1:0.1", "empty (start > stop)"),
     ("study.top_ks", "0", "top_k"),
     ("study.decays", "0,abc", "not a number"),
+    ("study.thresholds", "0:1:1e-9", "gives 1,000,000,000 values; the limit is 1,000"),  # once exhausted memory
+    ("study.thresholds", "0:1:0.0001", "gives 10,001 values; the limit is 1,000"),  # once blocked a session 47 s
 ])
 def test_empty_or_bad_range_shows_a_message_not_a_chart(field, value, fragment):
     at = open_app(PAGE, embedder="lexical")
@@ -192,14 +194,17 @@ def test_missing_sample_is_noted(monkeypatch, tmp_path):
     assert "locomo-sample" not in at.selectbox(key="dataset").options
 
 
-def test_bad_dataset_path_shows_a_message(tmp_path):
-    at = open_app(PAGE, embedder="lexical", dataset="locomo-file")
-    assert not at.exception and "Type the path" in texts(at.info)
-    at.text_input(key="study.path").input(str(tmp_path / "missing.json")).run()
-    assert not at.exception and "cannot read LoCoMo file" in texts(at.error)
+def test_bad_dataset_file_shows_a_message(tmp_path, monkeypatch):
+    """A malformed file of the instructor's datasets folder (MEMORY_DATASETS_DIR, tests/test_room_inputs.py) is
+    named, with its item and field; there is no path field to type another."""
+    monkeypatch.setenv("MEMORY_DATASETS_DIR", str(tmp_path))
     bad = tmp_path / "bad.json"
     bad.write_text('[{"sample_id": "s1", "conversation": {}, "qa": []}]', encoding="utf-8")
-    at.text_input(key="study.path").input(str(bad)).run()
+    at = open_app(PAGE, embedder="lexical", dataset="bad.json")
     assert not at.exception
     assert "bad.json" in texts(at.error) and "session_" in texts(at.error)
+    assert str(tmp_path) not in texts(at.error), "a file of the folder is named by its name alone"
     assert not at.get("plotly_chart")
+    bad.unlink()
+    at.run()
+    assert not at.exception and at.selectbox(key="dataset").value != "bad.json"

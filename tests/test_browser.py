@@ -9,6 +9,7 @@ turns a missing browser into a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench.common import stop
-from lab import PAGES
+from lab import PAGES, i18n
 
 pytestmark = pytest.mark.browser
 
@@ -52,12 +53,13 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     _require_browser()
     port = _free_port()
-    env = dict(os.environ, MEMORY_DATA_DIR=str(tmp_path_factory.mktemp("lab-data")))
+    env = dict(os.environ, MEMORY_DATA_DIR=str(tmp_path_factory.mktemp("lab-data")),
+               MEMORY_DATASETS_DIR=str(_datasets_folder(tmp_path_factory.mktemp("lab-datasets"))))
     env.pop("MEMORY_CHROMA_HOST", None)
     log = (tmp_path_factory.mktemp("lab-log") / "streamlit.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+         "--server.address", "127.0.0.1"],  # .streamlit/config.toml: no usage statistics, no file watcher
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
@@ -253,3 +255,108 @@ def test_stale_update_with_the_facts_write_path(page, server):
     page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
     assert page.get_by_text("Write path “facts”").count() == 1
     _check(page, "pollution-view-facts-after-stale")
+
+
+# --- the room: inputs ---
+# Issue 10, item 1, as a participant meets it in the browser: the study page offers datasets by name (no path
+# field), an oversized sweep range is a message, an upload over the message cap is refused while the lab keeps
+# the shipped scenario, and the ⋮ menu has neither "Clear cache" nor "Deploy" (.streamlit/config.toml,
+# client.toolbarMode = "viewer"). The server above runs with MEMORY_DATASETS_DIR set to a folder holding one
+# made-up LoCoMo file. AppTests of the same features: tests/test_room_inputs.py.
+
+FOLDER_FILE = "made-up-locomo.json"
+
+
+def _datasets_folder(folder: Path) -> Path:
+    """The instructor's folder the server offers: one made-up LoCoMo file."""
+    from test_datasets import _sample
+
+    (folder / FOLDER_FILE).write_text(json.dumps([_sample()]), encoding="utf-8")
+    return folder
+
+
+def _main(page):
+    return page.locator("[data-testid='stMain']")
+
+
+def _text_input_labels(page) -> list[str]:
+    return _main(page).locator("[data-testid='stTextInput'] input").evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-label'))")
+
+
+def test_study_page_offers_datasets_by_name_and_no_path_field(page, server):
+    _open(page, f"{server}/study-view?embedder=lexical&dataset=/etc/passwd", chart=True)
+    ranges = [i18n.TEXT[f"study.{k}"]["en"] for k in ("thresholds", "top_ks", "decays")]
+    assert sorted(_text_input_labels(page)) == sorted(ranges), "the only text fields are the three sweep ranges"
+    assert page.get_by_text("passwd").count() == 0, "a path in the URL is not read, nor echoed"
+    _main(page).locator("[data-testid='stSelectbox']").filter(has_text="Dataset").click()
+    options = page.locator("[role='option']").all_inner_texts()
+    assert "workshop_en" in options and FOLDER_FILE in options, options
+    assert not [o for o in options if "/" in o or "\\" in o], f"every choice is a name: {options}"
+    page.get_by_role("option", name=FOLDER_FILE).click()
+    _wait_idle(page)
+    assert page.get_by_role("button", name="Run study").count() == 1
+    metric = page.locator("[data-testid='stMetric']").filter(has_text="Questions")
+    assert metric.locator("[data-testid='stMetricValue']").inner_text() == "2"
+    _check(page, "study-view-datasets-folder")
+
+
+def test_an_oversized_sweep_range_is_a_message(page, server):
+    _open(page, f"{server}/study-view?embedder=lexical", chart=True)
+    field = _main(page).get_by_role("textbox", name=i18n.TEXT["study.thresholds"]["en"], exact=True)
+    for text, count in (("0:1:1e-9", "1,000,000,000"), ("0:1:0.0001", "10,001")):
+        started = time.monotonic()
+        field.fill(text)
+        field.press("Enter")
+        message = page.get_by_text(f"gives {count} values; the limit is 1,000")
+        message.wait_for(state="visible", timeout=30_000)
+        _wait_idle(page)
+        assert time.monotonic() - started < 30, "the range is refused at once, not computed"
+        assert page.locator(".stPlotlyChart").count() == 0, "no curves for a refused range"
+        assert page.locator("[data-testid='stException']").count() == 0
+    _check(page, "study-view-oversized-range")
+
+
+def test_an_upload_over_the_message_cap_is_refused(page, server, tmp_path):
+    from memory.synth import SynthSpec, generate_scenario
+
+    upload = tmp_path / "too-many.json"
+    scenario = generate_scenario(SynthSpec(messages=2_500))
+    upload.write_text(json.dumps(scenario), encoding="utf-8")
+    n = len(scenario["messages"])
+    assert n > 2_000
+    _open(page, f"{server}/?embedder=lexical", chart=True)
+    blind = page.locator("[data-testid='stMetric']").filter(has_text="Blind top-k")
+    before = blind.locator("[data-testid='stMetricValue']").inner_text()
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text(i18n.TEXT["sidebar.advanced"]["en"]).click()
+    sidebar.locator("input[type='file']").set_input_files(str(upload))
+    error = sidebar.get_by_text(f"too-many.json holds {n:,} messages; uploads are limited to 2,000")
+    error.wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
+    _wait_idle(page)
+    assert sidebar.get_by_text("Using the uploaded scenario").count() == 0
+    assert page.get_by_role("button", name="Cancel loading").count() == 0, "no load was started"
+    assert blind.locator("[data-testid='stMetricValue']").inner_text() == before
+    user = _main(page).get_by_role("combobox", name=i18n.TEXT["page.user"]["en"])
+    assert user.input_value() == "acme/alice", "the shipped scenario's users are still shown"
+    _check(page, "recall-view-upload-over-cap")
+
+
+def test_the_menu_offers_neither_clear_cache_nor_deploy(page, server):
+    """Probed on Streamlit 1.67: with toolbarMode "developer" (the instructor switch,
+    STREAMLIT_CLIENT_TOOLBAR_MODE=developer) the toolbar has stAppDeployButton ("Deploy") and the menu the items
+    stMainMenuItem-rerun, -autoRerun and -clearCache ("Clear cache"); with "viewer" only theme, Print and Record
+    screen."""
+    _open(page, f"{server}/?embedder=lexical", chart=True)
+    assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+    assert page.get_by_role("button", name="Deploy").count() == 0
+    page.locator("[data-testid='stMainMenu']").click()  # the ⋮ button, as a user opens it
+    menu = page.locator("[data-testid='stMainMenuList']")
+    menu.wait_for(state="visible", timeout=10_000)
+    items = menu.locator("[data-testid^='stMainMenuItem-']")
+    ids = items.evaluate_all("els => els.map(e => e.dataset.testid)")
+    labels = items.all_inner_texts()
+    assert "stMainMenuItem-print" in ids, f"the menu opened: {ids}"
+    assert not {"stMainMenuItem-clearCache", "stMainMenuItem-rerun"} & set(ids), ids
+    assert not [t for t in labels if "Clear cache" in t or "Deploy" in t], labels
+    assert menu.get_by_text("Clear cache").count() == 0
