@@ -9,7 +9,8 @@
   the old workspace (collection and text file dropped), so a session's folder holds
   exactly its live lab and the erasure page's disk scan sees only that lab.
 * Candidates are fetched once per (workspace, data version, user, query, as_of) with
-  ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only.
+  ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only. An erasure
+  drops this session's cached candidates (:meth:`Lab.forget`), not only their key's version.
 * The sidebar's write path decides how messages are written: ``raw`` stores each message as-is
   (``MemoryManager.add_many``); ``facts`` sends them through ``memory.ingest.Ingestor`` (atomic
   facts, dedup/update/coexist, version chains); both keep the recent window. Each write path has its
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from memory import (
     Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern, make_embedder,
@@ -241,12 +243,32 @@ class Lab:
         }
 
     def erase(self, owner: Owner, *, actor: str = "lab") -> EraseReport:
-        """MemoryManager.erase_user, remembering which messages were erased (for the "erased" pollution kind)."""
-        ids = {r.message_id for r in self.manager.records(tenant_id=owner[0], user_id=owner[1])}
-        report = self.manager.erase_user(tenant_id=owner[0], user_id=owner[1], actor=actor, disk_scan=True)
-        self.data.erased_ids |= ids
+        """MemoryManager.erase_user, remembering which messages were erased (for the "erased" pollution kind),
+        then :meth:`forget` the user: the store is not the lab's only copy of a user's texts."""
+        who = {"tenant_id": owner[0], "user_id": owner[1]}
+        records = self.manager.records(**who)
+        texts = [r.content for r in records] + [m.content for m in self.manager.recent(**who)] + \
+            [self.manager.summary(**who)]
+        report = self.manager.erase_user(**who, actor=actor, disk_scan=True)
+        self.data.erased_ids |= {r.message_id for r in records}
         self.data.version += 1
+        self.forget(owner, texts)
         return report
+
+    def forget(self, owner: Owner, texts: list[str]) -> None:
+        """Drop what the lab keeps of an erased user outside the store: page notes holding a recall or
+        candidates of theirs (the last recall, which trace.json exports), this session's candidate cache
+        (older data versions stay there until evicted, texts and all) and, in the token-count memo, every
+        text containing one of ``texts`` (their records, window and summary; contexts built from them).
+
+        Only this session's candidates are dropped (``_candidates`` is session-scoped, so its ``clear()`` is
+        too); erasure bumps the data version, so every entry was stale anyway."""
+        for key, value in list(self.data.notes.items()):
+            if isinstance(value, (RecallResult, Candidates)) and (value.tenant_id, value.user_id) == owner:
+                del self.data.notes[key]
+        if get_script_run_ctx(suppress_warning=True) is not None:  # a session-scoped cache needs a session
+            _candidates.clear()
+        cached_count_tokens.forget(texts)
 
 
 @st.cache_resource(scope="session", max_entries=CANDIDATE_CACHE_ENTRIES, show_spinner=False)

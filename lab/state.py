@@ -287,10 +287,15 @@ def owner_label(tenant_id: str, user_id: str) -> str:
     return f"{part(tenant_id)}/{part(user_id)}"
 
 
+def owners_by_label(owners: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """label (:func:`owner_label`) -> owner, in the owners' order: what every user picker offers."""
+    return {owner_label(tenant, user): (tenant, user) for tenant, user in owners}
+
+
 def pick_owner(owners: list[tuple[str, str]], *, key: str = "user") -> tuple[str, str] | None:
     """A user picker bound to ``?user=tenant/user`` (:func:`owner_label`); a user the lab does not hold (a
     stale link) gets a message."""
-    by_label = {owner_label(tenant, user): (tenant, user) for tenant, user in owners}
+    by_label = owners_by_label(owners)
     if not by_label:
         st.info(t("page.no_users"))
         return None

@@ -20,7 +20,9 @@ from lab.i18n import t
 PAGE = "erasure"
 CANARIES = 3
 LAST = f"{PAGE}.last"
-DONE = f"{PAGE}.done"
+PENDING = f"{PAGE}.pending"  # session_state: (workspace, owner label) whose erasure waits for a confirmation
+CONFIRMED = f"{PAGE}.confirmed"  # session_state: (workspace, owner label) a confirmation named; erased in the next run
+NOTICE = f"{PAGE}.notice"  # session_state: (i18n key, owner label) of a message for the next run
 
 
 def _canaries(lab: engine.Lab) -> dict[str, list[str]]:
@@ -61,35 +63,86 @@ def _canary_hits(lab: engine.Lab, canaries: list[str]) -> dict[str, int]:
     return {c: sum(1 for _, n in hits if n == c) for c in canaries}
 
 
+def _ask(workspace: str, label: str) -> None:
+    """on_click of "Erase <label>": ask for a confirmation of that user (nothing is erased yet)."""
+    st.session_state[PENDING] = (workspace, label)
+
+
+def _confirm(workspace: str, label: str) -> None:
+    """on_click of "Yes, erase <label>": the user named on the button at the click is erased in this run."""
+    st.session_state.pop(PENDING, None)
+    st.session_state[CONFIRMED] = (workspace, label)
+
+
+def _cancel(label: str) -> None:
+    st.session_state.pop(PENDING, None)
+    st.session_state[NOTICE] = ("erasure.cancelled", label)
+
+
+def _erase_confirmed(lab: engine.Lab) -> None:
+    """Erase the user a confirmation click named, if this lab still holds them (a second click finds them gone)."""
+    workspace, label = st.session_state.pop(CONFIRMED, None) or (None, None)
+    if label is None:
+        return
+    owner = state.owners_by_label(lab.owners()).get(label) if workspace == lab.workspace else None
+    if owner is None:
+        st.info(t("erasure.gone" if workspace == lab.workspace else "erasure.stale", owner=label))
+        return
+    planted = _canaries(lab).pop(label, [])  # the report keeps them; the user's canary list goes with the user
+    before = _checks(lab, owner)
+    canary_before = _canary_hits(lab, planted)
+    report = lab.erase(owner, actor="lab-erasure")
+    lab.data.notes[LAST] = {
+        "owner": label, "before": before, "report": report.to_dict(),
+        "canaries": {c: {"before": canary_before.get(c, 0), "after": n} for c, n in _canary_hits(lab, planted).items()},
+    }
+
+
+def _render_moved(lab: engine.Lab, label: str) -> None:
+    """After an erasure the picker shows another user: say so while it still shows the user it moved to."""
+    last = lab.data.notes.get(LAST)
+    if not last or last["owner"] == label:
+        return
+    last.setdefault("moved_to", label)  # the first user shown after the erasure
+    if last["moved_to"] == label:
+        st.info(t("erasure.moved", owner=last["owner"], now=label))
+
+
+def _render_confirmation(workspace: str, label: str) -> None:
+    with st.container(border=True):
+        st.warning(t("erasure.confirm_ask", owner=label))
+        yes, no = st.columns(2)
+        # keyed and bound to the user it names: a stale confirmation can only ever erase that user
+        yes.button(t("erasure.confirm", owner=label), key=f"{PAGE}.confirm.{label}", type="primary", width="stretch",
+                   on_click=_confirm, args=(workspace, label), icon=":material/delete_forever:")
+        no.button(t("erasure.cancel"), key=f"{PAGE}.cancel.{label}", width="stretch", on_click=_cancel, args=(label,))
+
+
 def _render_controls(lab: engine.Lab):
-    done = st.session_state.pop(DONE, None)
-    if done:
-        st.toast(t("erasure.done", owner=done))
+    _erase_confirmed(lab)
+    if notice := st.session_state.pop(NOTICE, None):
+        st.info(t(notice[0], owner=notice[1]))
     owner = state.pick_owner(lab.owners())
     if owner is None:
         return None
-    planted = _canaries(lab).get(state.owner_label(*owner), [])
+    label = state.owner_label(*owner)
+    _render_moved(lab, label)
+    pending = st.session_state.get(PENDING)
+    if pending is not None and pending != (lab.workspace, label):  # asked for another user: never carried over
+        del st.session_state[PENDING]
+        st.info(t("erasure.stale", owner=pending[1]))
+    planted = _canaries(lab).get(label, [])
     c1, c2 = st.columns(2)
     if c1.button(t("erasure.plant", n=CANARIES), key=f"{PAGE}.plant", width="stretch"):
         _plant(lab, owner)
-        planted = _canaries(lab)[state.owner_label(*owner)]
-    # keyed by the owner: a click on a button drawn for one user can never erase another (after an erasure the
-    # picker moves on to the next user, and a stale button's click must not carry over to it)
-    erase = c2.button(t("erasure.erase", owner=state.owner_label(*owner)), key=f"{PAGE}.erase.{state.owner_label(*owner)}",
-                      type="primary", width="stretch")
+        planted = _canaries(lab)[label]
+    # keyed by the owner and naming it in its callback: a click acts on the user on the button, and only asks
+    c2.button(t("erasure.erase", owner=label), key=f"{PAGE}.erase.{label}", type="primary", width="stretch",
+              on_click=_ask, args=(lab.workspace, label))
     if planted:
         st.caption(t("erasure.planted", canaries=", ".join(planted)))
-    if erase:
-        before = _checks(lab, owner)
-        canary_before = _canary_hits(lab, planted)
-        report = lab.erase(owner, actor="lab-erasure")
-        lab.data.notes[LAST] = {
-            "owner": state.owner_label(*owner), "before": before, "report": report.to_dict(),
-            "canaries": {c: {"before": canary_before.get(c, 0), "after": n}
-                         for c, n in _canary_hits(lab, planted).items()},
-        }
-        st.session_state[DONE] = state.owner_label(*owner)
-        st.rerun()  # redraw the picker and the button for the user who is selected now
+    if st.session_state.get(PENDING) == (lab.workspace, label):
+        _render_confirmation(lab.workspace, label)
     return owner
 
 

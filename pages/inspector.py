@@ -15,7 +15,7 @@ SCOPES = ("all", "active", "inactive", "hot")
 
 
 def _render_controls(lab: engine.Lab):
-    owners = {f"{tenant}/{user}": (tenant, user) for tenant, user in lab.owners()}
+    owners = state.owners_by_label(lab.owners())  # "a/b"+"c" and "a"+"b/c" are two entries
     c1, c2, c3 = st.columns([1, 1, 2])
     with c1:
         state.warn_unknown_user("who", [ALL, *owners])

@@ -35,7 +35,7 @@ def _inject(lab: engine.Lab, kind: str, owner, choice) -> None:
     seen_before = seen()
     report = lab.erase(plan.erase, actor="lab-pollution")
     seen_after = seen()
-    lab.data.notes[f"{PAGE}.erased"] = {"owner": "/".join(plan.erase), "before": seen_before, "after": seen_after,
+    lab.data.notes[f"{PAGE}.erased"] = {"owner": state.owner_label(*plan.erase), "before": seen_before, "after": seen_after,
                                         "ok": report.ok}
 
 
@@ -88,8 +88,8 @@ def _render_sandbox(sandbox, kinds) -> None:
     with st.expander(t("pollution.sandbox"), expanded=False):
         st.warning(t("pollution.sandbox_warning"))
         st.dataframe(pd.DataFrame([
-            {"content": h.record.content, "owner": f"{h.record.tenant_id}/{h.record.user_id}", "id": h.record.message_id,
-             "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record))}
+            {"content": h.record.content, "owner": state.owner_label(h.record.tenant_id, h.record.user_id),
+             "id": h.record.message_id, "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record))}
             for h in sandbox
         ]), hide_index=True, column_config={"content": st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)})
 

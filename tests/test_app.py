@@ -77,6 +77,15 @@ def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 
+def erase_confirmed(at: AppTest, label: str) -> AppTest:
+    """On the erasure page: "Erase <label>", then "Yes, erase <label>" (an erasure asks first)."""
+    at.button(key=f"erasure.erase.{label}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key=f"erasure.confirm.{label}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 # --- the engine, computed directly --------------------------------------------------------------
 
 _DIRECT: dict[tuple, tuple] = {}
@@ -448,8 +457,7 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
     assert at.selectbox(key="user").value == "acme/alice"
     at.button(key="erasure.plant").click().run()
     assert not at.exception
-    at.button(key="erasure.erase.acme/alice").click().run()
-    assert not at.exception
+    erase_confirmed(at, "acme/alice")
     assert "Verified" in texts(at.success), texts(at.json)  # the report names every path not cleared
     before, after = [df.value for df in at.dataframe if "path" in df.value.columns][:2]
     assert list(before["path"]) == list(after["path"])
@@ -473,11 +481,10 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
 
 
 def test_after_an_erasure_the_button_names_the_user_now_selected(lab_env):
-    """Erasing moves the picker to another user; the page is redrawn so the button names that user, and the
-    button is keyed by its user, so a click meant for the erased one cannot erase the next (issue 10)."""
+    """Erasing moves the picker to another user; the button names that user, and the button is keyed by its
+    user, so a click meant for the erased one cannot erase the next (issue 10)."""
     at = open_app("pages/erasure.py", embedder="lexical")
-    at.button(key="erasure.erase.acme/alice").click().run()
-    assert not at.exception
+    erase_confirmed(at, "acme/alice")
     selected = at.selectbox(key="user").value
     assert selected != "acme/alice" and "acme/alice" not in at.selectbox(key="user").options
     erase_buttons = [b for b in at.button if b.key.startswith("erasure.erase.")]

@@ -207,22 +207,6 @@ def test_injections_show_only_in_their_own_session(browser, server):
             context.close()
 
 
-def test_erasure_by_clicks(page, server):
-    _open(page, f"{server}/erasure-view?embedder=lexical&user=acme/bob", chart=True)
-    page.get_by_role("button", name="Plant 3 canaries").click()
-    # wait for the outcome itself: on a loaded machine the rerun can start after a quiet second
-    page.get_by_text("Canaries planted: CANARY-").wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
-    _wait_idle(page)
-    assert page.get_by_text("Canaries planted: CANARY-").count() == 1
-    page.get_by_role("button", name="Erase acme/bob").click()
-    page.get_by_text("Verified: nothing of the user remains").wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
-    _wait_idle(page)
-    page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
-    assert page.get_by_text("Verified: nothing of the user remains").count() == 1
-    assert page.get_by_text("NOT verified").count() == 0
-    _check(page, "erasure-view-after-erase")
-
-
 def _shoot_charts(page, name: str) -> int:
     """Screenshot every plotly chart of the page on its own (the long pages scroll past one viewport)."""
     charts = page.locator(".stPlotlyChart")
@@ -360,3 +344,41 @@ def test_the_menu_offers_neither_clear_cache_nor_deploy(page, server):
     assert not {"stMainMenuItem-clearCache", "stMainMenuItem-rerun"} & set(ids), ids
     assert not [t for t in labels if "Clear cache" in t or "Deploy" in t], labels
     assert menu.get_by_text("Clear cache").count() == 0
+
+
+# --- the room: erasure ---
+# Issue 10: erase clicked twice erases only the named user. A hurried participant double-clicks "Erase", then
+# double-clicks the confirmation, then clicks the erase button once more (it now names the next user).
+
+
+def _visible(page, text: str) -> None:
+    """Wait for the outcome itself: on a loaded machine a rerun can start after a quiet second."""
+    page.get_by_text(text).first.wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
+    _wait_idle(page)
+
+
+def test_erase_clicked_twice_erases_only_the_named_user(page, server):
+    _open(page, f"{server}/erasure-view?embedder=lexical&user=acme/bob", chart=True)
+    page.get_by_role("button", name="Plant 3 canaries").click()
+    _visible(page, "Canaries planted: CANARY-")
+    page.get_by_role("button", name="Erase acme/bob", exact=True).dblclick()
+    _visible(page, "Erase acme/bob? This cannot be undone")
+    assert page.get_by_text("Verified: nothing of the user remains").count() == 0, "one click erased"
+    page.get_by_role("button", name="Yes, erase acme/bob").dblclick()
+    _visible(page, "Verified: nothing of the user remains")
+    page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
+    assert page.get_by_text("NOT verified").count() == 0
+    assert page.get_by_text("Erasure of acme/bob").count() == 1
+    _visible(page, "acme/bob was erased and is no longer in this lab, so the picker now shows acme/alice.")
+    _check(page, "erasure-view-after-erase")
+    # the erase button now names the next user: a further click only asks about that user
+    page.get_by_role("button", name="Erase acme/alice", exact=True).click()
+    _visible(page, "Erase acme/alice? This cannot be undone")
+    assert page.get_by_role("button", name="Yes, erase acme/alice").count() == 1
+    _check(page, "erasure-view-asks-for-the-next-user")
+    # every other user's records are still there: only bob's 19 (and his 3 canaries) are gone
+    page.get_by_role("link", name="Inspector").click()
+    page.wait_for_selector("[data-testid='stMetric']", timeout=LOAD_TIMEOUT_MS)
+    _wait_idle(page)
+    assert _records_shown(page) == 78 - 19
+    _check(page, "inspector-view-after-erase")
