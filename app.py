@@ -1,6 +1,6 @@
 """Memory Governance Lab: the router. Page config, the shared sidebar, then the current page.
 
-Run with ``streamlit run app.py``. Pages live in pages/ and are listed in lab.PAGES. The default
+Run with ``streamlit run app.py``. Pages live in lab/pages/ and are listed in lab.PAGES. The default
 embedder starts loading in a background thread once the first run of the process has drawn its page
 (lab.models; a page that needs it starts it sooner), so the model's imports do not slow the first
 page, which then waits for the model under a status element.

@@ -2,10 +2,11 @@
 
 ``PAGES`` is the navigation: ``app.py`` turns every entry into an ``st.Page``
 and the app and browser tests iterate over it, so adding a page is one line
-here plus its file under ``pages/``. Each ``url_path`` differs from the file
-stem on purpose (DESIGN.md section 6: with a ``pages/`` folder, a url path equal
-to the stem collides with Streamlit's legacy routing and the page then runs
-without ``app.py``'s sidebar).
+here plus its file under ``lab/pages/``. The page scripts are not in a ``pages/``
+folder beside ``app.py`` on purpose: Streamlit 1.67 treats such a folder as its
+legacy multipage app, so the first request of a fresh server that named a page
+showed "Page not found", and a url path equal to a file stem ran the page without
+``app.py``'s sidebar. The url paths (``recall-view``, ...) are the documented links.
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ class PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("pages/recall.py", "recall-view", "page.recall", ":material/manage_search:", has_chart=True, default=True),
-    PageSpec("pages/pollution.py", "pollution-view", "page.pollution", ":material/coronavirus:", has_chart=True),
-    PageSpec("pages/dedup.py", "dedup-view", "page.dedup", ":material/join_inner:", has_chart=True, picks_user=False),
-    PageSpec("pages/erasure.py", "erasure-view", "page.erasure", ":material/delete_forever:", has_chart=True),
-    PageSpec("pages/study.py", "study-view", "page.study", ":material/monitoring:", has_chart=True, picks_user=False),
-    PageSpec("pages/inspector.py", "inspector-view", "page.inspector", ":material/table_view:"),
+    PageSpec("lab/pages/recall.py", "recall-view", "page.recall", ":material/manage_search:", has_chart=True, default=True),
+    PageSpec("lab/pages/pollution.py", "pollution-view", "page.pollution", ":material/coronavirus:", has_chart=True),
+    PageSpec("lab/pages/dedup.py", "dedup-view", "page.dedup", ":material/join_inner:", has_chart=True, picks_user=False),
+    PageSpec("lab/pages/erasure.py", "erasure-view", "page.erasure", ":material/delete_forever:", has_chart=True),
+    PageSpec("lab/pages/study.py", "study-view", "page.study", ":material/monitoring:", has_chart=True, picks_user=False),
+    PageSpec("lab/pages/inspector.py", "inspector-view", "page.inspector", ":material/table_view:"),
 )
 
 WINDOW_CAPACITY = 12

@@ -136,10 +136,12 @@ def test_every_page_runs_without_exception(embedder, stem):
     assert at.session_state["lab.settings"].lang == lang
 
 
-def test_page_urls_differ_from_file_stems():
-    """The Streamlit 1.67 pages/ pitfall: a url path equal to the stem drops the sidebar on reruns."""
-    for spec in PAGES:
-        assert spec.url_path != Path(spec.path).stem
+def test_no_legacy_pages_folder_beside_the_app():
+    """A pages/ folder beside app.py is Streamlit 1.67's legacy multipage app: a deep link as a fresh server's
+    first request showed "Page not found" (tests/test_browser.py opens one) and a url path equal to a file stem
+    dropped the sidebar. The page scripts live in lab/pages/."""
+    assert not (Path(APP).parent / "pages").exists()
+    assert all(Path(APP).parent.joinpath(spec.path).is_file() and spec.path.startswith("lab/pages/") for spec in PAGES)
     assert sum(1 for spec in PAGES if spec.default) == 1
 
 
@@ -389,7 +391,7 @@ def _pollution(at: AppTest) -> pd.DataFrame:
 
 @pytest.mark.parametrize("embedder, stem", [("lexical", "workshop_en"), ("minilm", "seed_demo_zh")])
 def test_injections_are_counted_by_kind(embedder, stem):
-    at = open_app("pages/pollution.py", embedder=embedder, scenario=stem)
+    at = open_app("lab/pages/pollution.py", embedder=embedder, scenario=stem)
     baseline = _pollution(at)
     blind_before = baseline.iloc[:, 0].copy()
     for kind in ("noise", "private", "stale", "contradiction", "erased"):
@@ -412,19 +414,19 @@ def test_injections_are_counted_by_kind(embedder, stem):
 
 
 def test_injections_stay_in_their_session():
-    first = open_app("pages/pollution.py", embedder="lexical")
+    first = open_app("lab/pages/pollution.py", embedder="lexical")
     first.button(key="pollution.inject.noise").click().run()
-    first.switch_page("pages/inspector.py").run()
+    first.switch_page("lab/pages/inspector.py").run()
     assert int(metric(first, "Records shown")) == 78 + 3
-    second = open_app("pages/inspector.py", embedder="lexical")
+    second = open_app("lab/pages/inspector.py", embedder="lexical")
     assert int(metric(second, "Records shown")) == 78
     assert second.session_state["lab.folder"] != first.session_state["lab.folder"]
 
 
 def test_reset_lab_throws_injections_away():
-    at = open_app("pages/pollution.py", embedder="lexical")
+    at = open_app("lab/pages/pollution.py", embedder="lexical")
     at.button(key="pollution.inject.stale").click().run()
-    at.switch_page("pages/inspector.py").run()
+    at.switch_page("lab/pages/inspector.py").run()
     assert int(metric(at, "Records shown")) == 80
     at.sidebar.button(key="reset_lab").click().run()
     assert not at.exception
@@ -453,7 +455,7 @@ def test_a_session_folder_holds_only_its_live_workspace(lab_env):
 # --- erasure -----------------------------------------------------------------------------------------
 
 def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
-    at = open_app("pages/erasure.py", embedder="lexical")
+    at = open_app("lab/pages/erasure.py", embedder="lexical")
     assert at.selectbox(key="user").value == "acme/alice"
     at.button(key="erasure.plant").click().run()
     assert not at.exception
@@ -483,7 +485,7 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
 def test_after_an_erasure_the_button_names_the_user_now_selected(lab_env):
     """Erasing moves the picker to another user; the button names that user, and the button is keyed by its
     user, so a click meant for the erased one cannot erase the next (issue 10)."""
-    at = open_app("pages/erasure.py", embedder="lexical")
+    at = open_app("lab/pages/erasure.py", embedder="lexical")
     erase_confirmed(at, "acme/alice")
     selected = at.selectbox(key="user").value
     assert selected != "acme/alice" and "acme/alice" not in at.selectbox(key="user").options
@@ -505,7 +507,7 @@ def test_owner_labels_are_one_per_owner():
 # --- inspector -----------------------------------------------------------------------------------------
 
 def test_inspector_table_filters_and_exports():
-    at = open_app("pages/inspector.py", embedder="lexical")
+    at = open_app("lab/pages/inspector.py", embedder="lexical")
     table = frame_with(at, "security_level")
     assert len(table) == 78
     for column in ("memory_id", "tenant_id", "user_id", "session_id", "category", "security_level", "created_at",

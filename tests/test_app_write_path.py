@@ -18,7 +18,7 @@ from memory.scenario import shipped_scenarios
 from lab import WINDOW_CAPACITY, views
 from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
-POLLUTION = "pages/pollution.py"
+POLLUTION = "lab/pages/pollution.py"
 
 
 def _inject_stale(at):
@@ -42,7 +42,7 @@ def test_facts_write_path_deprecates_the_stale_fact(embedder, stem):
     assert "Write path “facts”" in texts(at.caption)
     table = frame_with(at, "kind").set_index("kind")
     assert table.loc["stale", "governed, after"] < table.loc["stale", "blind, after"]
-    at.switch_page("pages/inspector.py").run()
+    at.switch_page("lab/pages/inspector.py").run()
     at.selectbox(key="scope").set_value("inactive").run()
     records = frame_with(at, "security_level").set_index("message_id")
     assert records.loc[old_id, "is_deprecated"]
@@ -67,14 +67,14 @@ def test_facts_workspace_holds_what_the_ingestor_stores(lexical):
     manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=lexical, location=StoreLocation(),
                             workspace=f"facts-{uuid.uuid4().hex[:8]}")
     Ingestor(manager).ingest_many(scenario.messages)
-    at = open_app("pages/inspector.py", embedder="lexical", write_path="facts")
+    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="facts")
     table = frame_with(at, "security_level")
     assert len(table) == manager.store.count() and len(table) != len(scenario.messages)
     assert table["memory_id"].str.startswith("fact-").all()
     assert set(table["message_id"]) <= {m.id for m in scenario.messages}
     assert int(metric(at, "Deprecated")) == sum(
         r.is_deprecated for o in scenario.owners() for r in manager.records(tenant_id=o[0], user_id=o[1]))
-    at.switch_page("pages/recall.py").run()
+    at.switch_page("lab/pages/recall.py").run()
     assert not at.exception
     shown = frame_with(at, "stage")
     assert set(shown["id"]) <= {m.id for m in scenario.messages}, "the recall page shows message ids"

@@ -9,8 +9,10 @@ turns a missing browser into a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -49,8 +51,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextlib.contextmanager
+def _lab_server(tmp_path_factory):
+    """``streamlit run app.py`` on a free loopback port with a fresh data folder; its base URL; stopped after."""
     _require_browser()
     port = _free_port()
     env = dict(os.environ, MEMORY_DATA_DIR=str(tmp_path_factory.mktemp("lab-data")),
@@ -84,24 +87,19 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with _lab_server(tmp_path_factory) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
 def browser(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        _warm_up(chromium, server)
         yield chromium
         chromium.close()
-
-
-def _warm_up(chromium, server: str) -> None:
-    """Open / once. Until some session has run st.navigation, Streamlit 1.67 routes the first request
-    through the legacy pages/ folder, so a deep link as the very first request of a fresh server shows a
-    harmless "Page not found" notice before the right page runs (docs/lab.md tells instructors)."""
-    context = chromium.new_context()
-    tab = context.new_page()
-    _open(tab, f"{server}/?embedder=lexical", chart=False)
-    context.close()
 
 
 @pytest.fixture
@@ -148,6 +146,37 @@ def _check(page, name: str) -> None:
     assert sidebar.locator("[data-testid='stSlider']").count() >= 4, "the shared sidebar is missing"
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def _documented_links() -> list[str]:
+    """Every lab link docs/lab.md gives (backticked paths starting with /), deep links first."""
+    text = (ROOT / "docs" / "lab.md").read_text(encoding="utf-8")
+    pages = {spec.url_path for spec in PAGES}
+    links = {link for link in re.findall(r"`(/[^`]*)`", text) if link.split("?")[0].strip("/") in pages | {""}}
+    return sorted(links, key=lambda link: (link == "/" or link.startswith("/?"), link))
+
+
+def test_documented_links_open_without_page_not_found_even_first_after_a_start(browser, tmp_path_factory):
+    """Every link of docs/lab.md, the first one a deep link as a fresh server's very first request, opens its page
+    with no "Page not found" notice on the way (it did while the page scripts sat in a pages/ folder)."""
+    links = _documented_links()
+    assert len(links) >= 8 and not (links[0] == "/" or links[0].startswith("/?")), links
+    with _lab_server(tmp_path_factory) as fresh:
+        for link in links:
+            context = browser.new_context(viewport={"width": 1024, "height": 768})
+            tab = context.new_page()
+            tab.goto(fresh + link, timeout=LOAD_TIMEOUT_MS)
+            notices = 0
+            deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
+            while not tab.locator("[data-testid='stMainBlockContainer'] h1").count() and time.monotonic() < deadline:
+                notices += tab.get_by_text("Page not found").count()
+                tab.wait_for_timeout(100)
+            _wait_idle(tab)
+            notices += tab.get_by_text("Page not found").count()
+            assert notices == 0, f"{link}: 'Page not found' shown"
+            assert tab.locator("[data-testid='stMainBlockContainer'] h1").count(), f"{link}: no page drawn"
+            assert tab.locator("[data-testid='stException']").count() == 0, link
+            context.close()
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])

@@ -28,14 +28,14 @@ ALICE = ("acme", "alice")
 
 def owner_counts(at) -> dict[tuple[str, str], int]:
     """(tenant, user) -> records the inspector shows (every user, every scope); the page is left on the inspector."""
-    at.switch_page("pages/inspector.py").run()
+    at.switch_page("lab/pages/inspector.py").run()
     assert not at.exception, [e.value for e in at.exception]
     table = frame_with(at, "security_level")
     return {owner: int(n) for owner, n in table.groupby(["tenant_id", "user_id"]).size().items()}
 
 
 def on_erasure_page(at):
-    at.switch_page("pages/erasure.py").run()
+    at.switch_page("lab/pages/erasure.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -94,7 +94,7 @@ def test_one_click_on_erase_only_asks():
 
 
 def test_cancel_erases_nothing_and_says_so():
-    at = open_app("pages/erasure.py", embedder="lexical")
+    at = open_app("lab/pages/erasure.py", embedder="lexical")
     at.button(key="erasure.erase.acme/alice").click().run()
     at.button(key="erasure.cancel.acme/alice").click().run()
     assert not at.exception
@@ -137,7 +137,7 @@ def test_a_confirmation_for_one_user_never_erases_the_user_the_picker_moved_to()
 
 
 def test_after_erasing_the_page_says_who_was_erased_and_where_the_picker_moved():
-    at = open_app("pages/erasure.py", embedder="lexical")
+    at = open_app("lab/pages/erasure.py", embedder="lexical")
     erase_confirmed(at, "acme/alice")
     now = at.selectbox(key="user").value
     assert now != "acme/alice"
@@ -154,7 +154,7 @@ def test_after_erasing_the_page_says_who_was_erased_and_where_the_picker_moved()
 
 
 def test_the_page_says_it_in_chinese():
-    at = open_app("pages/erasure.py", embedder="lexical", lang="zh")
+    at = open_app("lab/pages/erasure.py", embedder="lexical", lang="zh")
     at.button(key="erasure.erase.acme/alice").click().run()
     assert "删除 acme/alice？此操作无法撤销" in texts(at.warning)
     at.button(key="erasure.confirm.acme/alice").click().run()
@@ -172,7 +172,7 @@ def test_trace_json_holds_none_of_the_erased_users_texts_after_a_recall(download
     assert json.loads(before)["last_recall"]["user_id"] == "alice"
     assert any(text in before for text in alice), "the test must see alice's texts in the export first"
     erase_confirmed(on_erasure_page(at), "acme/alice")
-    at.switch_page("pages/inspector.py").run()
+    at.switch_page("lab/pages/inspector.py").run()
     assert not at.exception
     trace = downloads["trace.json"].decode("utf-8")
     json.loads(trace)
@@ -194,7 +194,7 @@ def test_the_candidate_cache_and_token_memo_hold_none_of_the_erased_users_texts(
     assert alice & held_texts(held) == set()
     assert [held for held in views.cached_count_tokens if any(text in held for text in alice)] == []
     # a recall for alice now (a link shared before the erasure) finds nothing of hers
-    at.switch_page("pages/recall.py").run()
+    at.switch_page("lab/pages/recall.py").run()
     at.query_params["user"] = "acme/alice"
     at.run()
     assert not at.exception and "acme/alice" in texts(at.warning)
@@ -222,7 +222,7 @@ def upload_slashed(at):
 
 
 def test_inspector_picker_keeps_slashed_ids_apart():
-    at = upload_slashed(open_app("pages/inspector.py", embedder="lexical"))
+    at = upload_slashed(open_app("lab/pages/inspector.py", embedder="lexical"))
     assert at.selectbox(key="who").options == ["all", "a%2Fb/c", "a/b%2Fc"]
     for label, owner, n in (("a%2Fb/c", ("a/b", "c"), 1), ("a/b%2Fc", ("a", "b/c"), 2)):
         at.selectbox(key="who").set_value(label).run()
@@ -232,7 +232,7 @@ def test_inspector_picker_keeps_slashed_ids_apart():
 
 
 def test_erasing_a_slashed_id_keeps_its_look_alike():
-    at = upload_slashed(open_app("pages/erasure.py", embedder="lexical"))
+    at = upload_slashed(open_app("lab/pages/erasure.py", embedder="lexical"))
     at.selectbox(key="user").set_value("a%2Fb/c").run()
     erase_confirmed(at, "a%2Fb/c")
     assert "Erasure of a%2Fb/c" in texts(at.subheader)

@@ -253,7 +253,7 @@ def test_the_dedup_pair_upload_has_the_same_byte_cap(monkeypatch):
     monkeypatch.setenv("MEMORY_MAX_FILE_MB", "0.03")
     taken = []
     monkeypatch.setattr(UploadedFile, "getvalue", lambda self: taken.append(self.name) or io.BytesIO.getvalue(self))
-    at = open_app("pages/dedup.py", embedder="lexical")
+    at = open_app("lab/pages/dedup.py", embedder="lexical")
     pairs = [{"id": f"p{i}", "existing": f"The budget is {i} dollars.", "incoming": f"The budget is now {i + 1}.",
               "expected": "update"} for i in range(600)]
     at.file_uploader(key="dedup.upload").set_value(("pairs.json", json.dumps(pairs).encode(), "application/json"))
