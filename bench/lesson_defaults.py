@@ -1,0 +1,82 @@
+"""Does the lesson land at the lab's defaults? Blind vs governed pollution for every labelled query of a scenario.
+
+`python -m bench.lesson_defaults [--scenario workshop_en] [--embedder minilm]` loads the scenario the way the lab
+does (an on-disk workspace, the lab's window, ``lab.loading.load_messages``), once per write path (``raw`` and
+``facts``), and for each labelled query counts the polluted memories in blind top-k and in governed recall with
+the default MemoryConfig, as the recall page does (``lab.pollution.kinds_of``: another owner's memory, a stale,
+noise or contradiction label, a forbidden one). A query "lands" when governed is never more polluted than blind
+and strictly less wherever blind is polluted (issue 10's bar for the first screen). Not a timing: a count.
+Writes bench/results/lesson_defaults.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from memory import MemoryConfig, MemoryManager, govern, make_embedder
+from memory.ingest import Ingestor
+from memory.scenario import FIXTURES_DIR, load_scenario
+from memory.schema import parse_time
+from memory.store import StoreLocation
+
+from lab import WINDOW_CAPACITY, WRITE_PATHS
+from lab.loading import load_messages
+from lab.pollution import kinds_of
+from lab.views import cached_count_tokens
+
+from .common import write_results
+
+
+def count(scenario_name: str, embedder_name: str, write_path: str) -> list[dict]:
+    """One row per labelled query: blind and governed polluted counts at the default config."""
+    scenario = load_scenario(FIXTURES_DIR / f"{scenario_name}.json")
+    config = MemoryConfig()  # the sidebar's defaults
+    labels = {m.id: tuple(m.labels) for m in scenario.messages}
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=make_embedder(embedder_name),
+                                workspace="lesson", location=StoreLocation(data_dir=Path(folder)),
+                                token_counter=cached_count_tokens)  # as the lab makes a workspace
+        load_messages(manager, Ingestor(manager) if write_path == "facts" else None, scenario.messages)
+        for q in scenario.queries:
+            owner = (q.tenant_id, q.user_id)
+            as_of = parse_time(q.as_of, "as_of") if q.as_of else scenario.last_time
+            candidates = manager.candidates(q.query, tenant_id=q.tenant_id, user_id=q.user_id, as_of=as_of,
+                                            pool=manager.store.count(*owner))
+            result = govern(candidates, config, token_counter=cached_count_tokens)
+
+            def polluted(hits) -> int:
+                return sum(1 for h in hits if kinds_of(h.record, owner=owner, labels=labels, query=q))
+
+            blind, governed = polluted(result.blind), polluted(result.governed)
+            rows.append({"query": q.id, "text": q.query, "write_path": write_path, "blind": blind,
+                         "governed": governed, "lands": governed <= blind and (blind == 0 or governed < blind)})
+        manager.store.drop()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.lesson_defaults", description=__doc__.splitlines()[0])
+    p.add_argument("--scenario", default="workshop_en")
+    p.add_argument("--embedder", default="minilm", choices=("minilm", "lexical"))
+    p.add_argument("--quick", action="store_true", help="the same (the scenario is small)")
+    a = p.parse_args(argv)
+    rows = [row for path in WRITE_PATHS for row in count(a.scenario, a.embedder, path)]
+    lines = [f"{a.scenario}, {a.embedder}, default settings; polluted memories in blind top-k vs governed recall.", "",
+             "| write path | queries | polluted, blind | polluted, governed | queries where it does not land |",
+             "|---|---:|---:|---:|---|"]
+    for path in WRITE_PATHS:
+        mine = [r for r in rows if r["write_path"] == path]
+        misses = ", ".join(r["query"] for r in mine if not r["lands"]) or "none"
+        lines.append(f"| {path} | {len(mine)} | {sum(r['blind'] for r in mine)} | {sum(r['governed'] for r in mine)} "
+                     f"| {misses} |")
+    table = "\n".join(lines)
+    write_results("lesson_defaults", {"scenario": a.scenario, "embedder": a.embedder, "rows": rows}, table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
