@@ -4,7 +4,6 @@ stdlib fake for the failures the real server cannot be made to produce; local_mo
 from __future__ import annotations
 
 import json
-import math
 import re
 import socket
 import subprocess
