@@ -90,7 +90,8 @@ class EndpointEmbedder:
             options["batch_size"] = _parse_int(batch, BATCH_ENV)
         if timeout := environ.get(TIMEOUT_ENV, "").strip():
             options["timeout"] = _parse_seconds(timeout, TIMEOUT_ENV)
-        api_key = environ.get(KEY_ENV) or environ.get(FALLBACK_KEY_ENV) or None
+        key_variable = KEY_ENV if environ.get(KEY_ENV, "").strip() else FALLBACK_KEY_ENV
+        api_key = _check_api_key(environ.get(key_variable, "").strip() or None, key_variable)
         return cls(base_url=url, model=model, api_key=api_key, **options)
 
     def __repr__(self) -> str:
@@ -281,12 +282,12 @@ def _check_model(model: object, field: str) -> str:
     return model.strip()
 
 
-def _check_api_key(api_key: object) -> str | None:
+def _check_api_key(api_key: object, field: str = "api_key") -> str | None:
     """None, or a key that fits in a header; the message never shows the key itself."""
     if api_key is None:
         return None
     if not isinstance(api_key, str) or not api_key or any(c.isspace() or not c.isprintable() for c in api_key):
-        raise EmbedderError("api_key must be a non-empty string without spaces or control characters")
+        raise EmbedderError(f"{field} must be a non-empty string without spaces or control characters")
     return api_key
 
 

@@ -392,8 +392,16 @@ def test_from_env_sends_the_key_and_falls_back_to_openai_api_key(fake):
     EndpointEmbedder.from_env(env)
     EndpointEmbedder.from_env(env | {"MEMORY_EMBEDDINGS_API_KEY": KEY})
     EndpointEmbedder.from_env({k: v for k, v in env.items() if k != "OPENAI_API_KEY"})
+    EndpointEmbedder.from_env(env | {"MEMORY_EMBEDDINGS_API_KEY": KEY + "\n"})  # as `$(cat keyfile)` leaves it
     sent = [r["headers"].get("Authorization") for r in fake.requests]
-    assert sent == ["Bearer sk-openai", f"Bearer {KEY}", None]
+    assert sent == ["Bearer sk-openai", f"Bearer {KEY}", None, f"Bearer {KEY}"]
+
+
+@pytest.mark.parametrize("variable", ["MEMORY_EMBEDDINGS_API_KEY", "OPENAI_API_KEY"])
+def test_from_env_names_the_key_variable_without_showing_the_key(variable):
+    with pytest.raises(EmbedderError, match=variable) as caught:
+        EndpointEmbedder.from_env(GOOD_ENV | {variable: KEY + " trailing words"})
+    assert KEY not in full_text(caught.value)
 
 
 # --- local_model_dir ------------------------------------------------------------------------
