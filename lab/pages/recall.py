@@ -40,12 +40,17 @@ def _render_side(title: str, caption: str, hits, kinds) -> None:
         st.table(shown.style.format(numbers), hide_index=True)
 
 
-def _render_candidates(result, kinds, config) -> None:
+def _render_candidates(result, kinds, config, embedder: str) -> None:
     st.subheader(t("recall.candidates"))
     frame = views.candidate_frame(result, kinds)
     if frame.empty:
         st.info(t("recall.no_candidates"))
         return
+    # where this model's similarities lie for this query: a threshold is only meaningful on its model's scale
+    sims = frame["similarity"]
+    st.caption(t("recall.spread", embedder=embedder, p10=sims.quantile(0.1), p50=sims.median(), p90=sims.quantile(0.9),
+                 top=sims.max(), threshold=config.threshold, passing=int((sims >= config.threshold).sum()),
+                 total=len(sims)))
     st.plotly_chart(figures.candidate_scores(frame, config.threshold, text={
         "similarity": t("fig.similarity"), "score": t("fig.score"), "threshold": t("knob.threshold"),
         "candidate": t("fig.candidate"),
@@ -85,7 +90,7 @@ def main() -> None:
         _render_side(t("recall.blind"), t("recall.blind_caption", k=config.top_k), result.blind, kinds)
     with right:
         _render_side(t("recall.governed"), t("recall.governed_caption"), result.governed, kinds)
-    _render_candidates(result, kinds, config)
+    _render_candidates(result, kinds, config, state.settings().embedder)
     _render_context(lab, result, config)
 
 
