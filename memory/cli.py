@@ -170,7 +170,7 @@ def _demo_text(trace: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-EMBEDDER_METAVAR = "|".join(EMBEDDER_NAMES) + "|openai|st:FOLDER"
+EMBEDDER_METAVAR = "|".join(EMBEDDER_NAMES) + "|openai|st:FOLDER|vectors:FILE.npz"
 
 
 def _embedder(value: str) -> str:

@@ -263,17 +263,19 @@ EMBEDDER_NAMES = ("minilm", "e5", "lexical")
 """The built-in embedders. Bring your own with ``openai`` or ``st:FOLDER`` (see :func:`make_embedder`)."""
 ENDPOINT = "openai"
 LOCAL_PREFIX = "st:"
+VECTORS_PREFIX = "vectors:"
 
 
 def check_embedder_name(name: object, field: str = "embedder") -> str:
     """``name`` if :func:`make_embedder` knows it (nothing is loaded), else EmbedderError naming ``field``."""
-    if isinstance(name, str) and (name in EMBEDDER_NAMES or name == ENDPOINT
-                                  or (name.startswith(LOCAL_PREFIX) and len(name) > len(LOCAL_PREFIX))):
+    if isinstance(name, str) and (name in EMBEDDER_NAMES or name == ENDPOINT or any(
+            name.startswith(prefix) and len(name) > len(prefix) for prefix in (LOCAL_PREFIX, VECTORS_PREFIX))):
         return name
     raise EmbedderError(
         f"{field + ': ' if field else ''}unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}, {ENDPOINT} "
         f"(an OpenAI-compatible endpoint from MEMORY_EMBEDDINGS_URL and MEMORY_EMBEDDINGS_MODEL) "
-        f"or {LOCAL_PREFIX}FOLDER (a local sentence-transformers model)"
+        f", {LOCAL_PREFIX}FOLDER (a local sentence-transformers model) or {VECTORS_PREFIX}FILE.npz (vectors computed "
+        "elsewhere, for studies)"
     )
 
 
@@ -285,7 +287,9 @@ def make_embedder(name: str = "minilm") -> Embedder:
     - ``lexical``: the seed's term-frequency scorer;
     - ``openai``: an OpenAI-compatible embeddings endpoint configured by the environment
       (:meth:`memory.endpoint_embedder.EndpointEmbedder.from_env`);
-    - ``st:FOLDER``: a sentence-transformers model in a local folder.
+    - ``st:FOLDER``: a sentence-transformers model in a local folder;
+    - ``vectors:FILE.npz``: vectors computed elsewhere for every text of a dataset (studies of a model
+      this machine cannot run; :class:`memory.endpoint_embedder.PrecomputedEmbedder`).
     """
     check_embedder_name(name)
     if name == "minilm":
@@ -294,8 +298,10 @@ def make_embedder(name: str = "minilm") -> Embedder:
         return E5Embedder()
     if name == "lexical":
         return LexicalEmbedder()
-    from .endpoint_embedder import EndpointEmbedder, local_model_dir
+    from .endpoint_embedder import EndpointEmbedder, PrecomputedEmbedder, local_model_dir
 
     if name == ENDPOINT:
         return EndpointEmbedder.from_env()
+    if name.startswith(VECTORS_PREFIX):
+        return PrecomputedEmbedder(name[len(VECTORS_PREFIX):])
     return SentenceTransformerEmbedder(local_model_dir(name[len(LOCAL_PREFIX):]))

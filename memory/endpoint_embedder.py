@@ -348,3 +348,56 @@ def local_model_dir(spec: str) -> Path:
             "it is not a sentence-transformers model folder"
         )
     return path.resolve()
+
+
+class PrecomputedEmbedder:
+    """Vectors computed elsewhere, for a study of a model this machine cannot run.
+
+    The file is a NumPy ``.npz`` with two arrays: ``texts`` (strings: every memory and question
+    text of the dataset, exactly) and ``vectors`` (shape (len(texts), dim), finite, not zero);
+    rows are normalised here. Optional ``model`` (a string) names the model in reports. A text the
+    file does not hold is an EmbedderError naming the file and the text: nothing is guessed.
+    Read through :mod:`memory.safefile` (a regular file, size-capped); no pickles are loaded.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        import io
+
+        from .errors import DataFileError
+        from .safefile import read_regular_file, shown
+
+        self.path = shown(path)
+        raw = read_regular_file(path, what="vectors file")
+        if not raw.startswith(b"PK\x03\x04"):
+            raise DataFileError(f"{self.path}: not a NumPy .npz file (np.savez writes one: a zip of .npy arrays)")
+        try:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except (ValueError, OSError, EOFError) as exc:
+            raise DataFileError(f"{self.path}: not a NumPy .npz file without pickles: {exc}") from None
+        for key in ("texts", "vectors"):
+            if key not in arrays:
+                raise DataFileError(f"{self.path}: the .npz has no {key!r} array (it has: {', '.join(arrays) or 'none'})")
+        texts, vectors = arrays["texts"], arrays["vectors"]
+        if texts.ndim != 1 or texts.dtype.kind != "U":
+            raise DataFileError(f"{self.path}: 'texts' must be a 1-d array of strings, got {texts.dtype} {texts.shape}")
+        if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.dtype.kind not in "fi":
+            raise DataFileError(f"{self.path}: 'vectors' must be numbers of shape ({len(texts)}, dim), "
+                                f"got {vectors.dtype} {vectors.shape}")
+        if not np.isfinite(vectors).all():
+            raise DataFileError(f"{self.path}: 'vectors' holds NaN or infinite values")
+        rows = _unit_rows(np.asarray(vectors, dtype=np.float32), f"{self.path}: vectors")
+        self.vectors = dict(zip(texts.tolist(), rows))
+        self.dim = int(rows.shape[1])
+        model = str(arrays["model"]) if "model" in arrays else Path(self.path).stem
+        digest = hashlib.sha1(raw).hexdigest()[:8]
+        self.name = "vectors-" + _UNSAFE_NAME_CHARS.sub("_", model)[:_NAME_LIMIT] + "-" + digest
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.vectors]
+        if missing:
+            raise EmbedderError(f"{self.path}: no vector for {len(missing)} text(s), e.g. {_truncate(missing[0])!r}; "
+                                "the file must hold every memory and question text of the dataset")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.vectors[t] for t in texts])
