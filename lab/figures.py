@@ -174,3 +174,27 @@ def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = No
                       xaxis={"title": text["time"], "range": [times.min() - pad, times.max() + pad]},
                       yaxis={"title": text["version"], "dtick": 1, "range": [0.5, top + 0.8]})
     return fig
+
+
+def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | None = None) -> go.Figure:
+    """Per configuration (one row each), histograms of the scores of relevant and of irrelevant
+    (question, memory) pairs, and a dashed line at the threshold that keeps ``recall`` of the relevant ones.
+
+    ``runs`` maps a name to (relevant scores, irrelevant scores, that threshold or None). Each row has its own
+    x axis: the point is where each model's scores lie, not one scale for all.
+    """
+    from plotly.subplots import make_subplots
+
+    text = {"relevant": "relevant", "irrelevant": "irrelevant", "score": "score", "threshold": "threshold", **(text or {})}
+    fig = make_subplots(rows=len(runs), cols=1, subplot_titles=list(runs), vertical_spacing=0.18)
+    for row, (relevant, irrelevant, threshold) in enumerate(runs.values(), start=1):
+        for name, values, color in ((text["irrelevant"], irrelevant, "#9e9e9e"), (text["relevant"], relevant, "#2e7d32")):
+            fig.add_histogram(x=list(values), name=name, marker_color=color, opacity=0.7, histnorm="probability",
+                              nbinsx=40, showlegend=row == 1, legendgroup=name, row=row, col=1)
+        if threshold is not None:
+            fig.add_vline(x=threshold, line_dash="dash", line_color="#c62828", row=row, col=1,
+                          annotation_text=f"{text['threshold']} {threshold:.2f}", annotation_position="top left")
+        fig.update_xaxes(title_text=text["score"], row=row, col=1)
+    fig.update_layout(barmode="overlay", height=220 + 200 * len(runs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      legend={"orientation": "h", "y": -0.12})
+    return fig

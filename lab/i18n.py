@@ -443,6 +443,18 @@ TEXT: dict[str, dict[str, str]] = {
     "study.compare_run": {"en": "Run the {mode} study", "zh": "运行 {mode} 研究"},
     "study.compare_hint": {"en": "Press “Run the {mode} study” to overlay it.", "zh": "点击“运行 {mode} 研究”即可叠加对比。"},
     "study.current": {"en": "current", "zh": "当前"},
+    "study.calibration": {"en": "Which threshold for this model?", "zh": "这个模型该用什么阈值？"},
+    "study.calibration_target": {"en": "Keep this share of the relevant memories", "zh": "保留相关记忆的比例"},
+    "study.calibration_caption": {
+        "en": "Scores of every (question, memory of its user) pair: relevant ones (the labelled answer) against the "
+              "rest. Each model has its own scale; the dashed line is the highest threshold that still keeps the "
+              "chosen share of relevant pairs (before top_k and the budget).",
+        "zh": "每个（问题，该用户的记忆）对的分数：相关的（标注答案）与其余的对比。每个模型刻度不同；虚线是仍能保留所选比例相关对的最高阈值"
+              "（在 top_k 和预算之前）。",
+    },
+    "study.relevant": {"en": "relevant", "zh": "相关"},
+    "study.irrelevant": {"en": "irrelevant", "zh": "无关"},
+    "study.threshold_for_recall": {"en": "threshold keeping {target:.0%}", "zh": "保留 {target:.0%} 的阈值"},
     # erasure
     "erasure.title": {"en": "Erasure verification", "zh": "删除验证"},
     "erasure.lead": {

@@ -72,6 +72,8 @@ class Calibration:
     """Scores of every (answerable question, relevant memory) pair."""
     irrelevant: np.ndarray = field(repr=False)
     """Scores of every (answerable question, other memory of its owner) pair."""
+    rankings: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    """Question id -> memory ids best first (answerable questions), to compare two models' orders."""
 
     @property
     def label(self) -> str:
@@ -121,6 +123,18 @@ def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def agreement(a: Calibration, b: Calibration, k: int = 10) -> dict[str, float | None]:
+    """How alike two runs order the same questions' pools: the share of questions whose best memory is the
+    same, and the mean overlap of the two top-``k`` lists (1.0: the same set)."""
+    shared = [q for q in a.rankings if q in b.rankings]
+    if not shared:
+        return {"top1_same": None, f"top{k}_overlap": None, "questions": 0}
+    top1 = sum(a.rankings[q][:1] == b.rankings[q][:1] for q in shared) / len(shared)
+    overlap = sum(len(set(a.rankings[q][:k]) & set(b.rankings[q][:k])) / max(min(k, len(a.rankings[q])), 1)
+                  for q in shared) / len(shared)
+    return {"top1_same": round(top1, 4), f"top{k}_overlap": round(overlap, 4), "questions": len(shared)}
+
+
 def parse_runs(spec: str) -> list[tuple[str, str | None]]:
     """``"dense:minilm,dense:e5,lexical,hybrid:e5"`` -> [(mode, embedder or None)], validated."""
     runs: list[tuple[str, str | None]] = []
@@ -161,22 +175,25 @@ def compare(
             emb = loaded[key]
         ranked = rank(dataset, mode=mode, embedder=emb,
                       progress=lambda done, total, i=i: report(i * total + done, len(runs) * total))
-        out.append(_calibration(ranked))
+        out.append(calibrate(ranked))
     return out
 
 
-def _calibration(ranked: Rankings) -> Calibration:
+def calibrate(ranked: Rankings) -> Calibration:
+    """The calibration of one scored dataset (a study's :func:`memory.retrieval.rank` output)."""
     relevant: list[float] = []
     irrelevant: list[float] = []
+    rankings: dict[str, list[str]] = {}
     for rq in ranked.questions:
         if not rq.question.answerable:
             continue
+        rankings[rq.question.id] = rq.ranking
         wanted = set(rq.question.relevant)
         for record, score in rq.candidates.active:
             (relevant if record.message_id in wanted else irrelevant).append(score)
     at_k, _ = _ranking_metrics(ranked.questions)
     return Calibration(ranked.mode, ranked.embedder, ranked.scorer, at_k,
-                       np.asarray(relevant, dtype=np.float64), np.asarray(irrelevant, dtype=np.float64))
+                       np.asarray(relevant, dtype=np.float64), np.asarray(irrelevant, dtype=np.float64), rankings)
 
 
 def format_comparison(runs: Sequence[Calibration], *, source: str = "") -> str:

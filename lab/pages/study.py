@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from memory import study_figures
+from memory.calibration import calibrate
 from memory.datasets import LOCOMO_PREFIX, Dataset, is_locomo, parse_locomo, scenario_dataset
 from memory.errors import MemoryLabError
 from memory.safefile import read_regular_file
@@ -25,7 +26,7 @@ from memory.study import (
     DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, StudyResult, parse_range, sweep, validate_options,
 )
 
-from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, state
+from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state
 from lab.i18n import labels, t
 
 PAGE = "study"
@@ -338,27 +339,61 @@ def _render_table(result: StudyResult) -> None:
                        width="stretch")
 
 
+def _alternatives(req: Request) -> list[tuple[str, str]]:
+    """(mode, embedder) to compare with: the other modes with this embedder, then this mode with each other model."""
+    mode = req.mode if req.mode != "lexical" else "dense"
+    others = [(m, req.embedder) for m in MODES if m != req.mode]
+    return others + [(mode, e) for e in state.embedder_choices() if e not in (state.AUTO, req.embedder)]
+
+
+def _config_name(mode: str, embedder: str) -> str:
+    return mode if mode == "lexical" else f"{mode} · {embedder}"
+
+
 def _render_compare(req: Request, result: StudyResult) -> None:
     st.subheader(t("study.compare"))
     c1, c2 = st.columns(2)
-    other_mode = c1.selectbox(t("study.compare_mode"), [m for m in MODES if m != req.mode], key=f"{PAGE}.other")
+    other_mode, other_embedder = c1.selectbox(t("study.compare_mode"), _alternatives(req), key=f"{PAGE}.other",
+                                              format_func=lambda o: _config_name(*o))
     kind = c2.radio(t("study.compare_kind"), ("pr", "threshold"), key=f"{PAGE}.compare_kind", horizontal=True,
                     format_func=labels("study.compare_kind", ("pr", "threshold")))
-    other_req = replace(req, mode=other_mode)
-    clicked = st.button(t("study.compare_run", mode=other_mode), key=f"{PAGE}.compare_run",
+    other_req = replace(req, mode=other_mode, embedder=other_embedder)
+    other_name = _config_name(other_mode, other_embedder)
+    clicked = st.button(t("study.compare_run", mode=other_name), key=f"{PAGE}.compare_run",
                         disabled=other_req in st.session_state.get(RESULTS, {}))
-    other = _settled(other_req, run=req.quick or clicked, hint=t("study.compare_hint", mode=other_mode))
+    if other_mode != "lexical":
+        engine.embedder_for(other_embedder, wait=clicked)
+    other = _settled(other_req, run=req.quick or clicked, hint=t("study.compare_hint", mode=other_name))
     if other is None:
         return
-    names = (f"{req.mode} ({t('study.current')})", other_mode)
+    names = (f"{_config_name(req.mode, req.embedder)} ({t('study.current')})", other_name)
     st.plotly_chart(study_figures.compare(result, other, names=names, kind=kind), key=f"{PAGE}.compare")
+    runs = {name: calibrate(_rankings(r, lambda *_: None)) for name, r in zip(names, (req, other_req))}
     rows = []
     for name, res in zip(names, (result, other)):
-        row = res.recommended.row
+        row, at_k = res.recommended.row, runs[name].at_k
         rows.append({"configuration": name, "threshold": row.threshold if row else None,
                      "top_k": row.top_k if row else None, "precision": _fmt(row.precision) if row else None,
-                     "recall": _fmt(row.recall) if row else None, "f1": _fmt(row.f1) if row else None})
+                     "recall": _fmt(row.recall) if row else None, "f1": _fmt(row.f1) if row else None}
+                    | {f"recall@{k}": _fmt(a.recall) for k, a in at_k.items()})
     st.dataframe(rows, hide_index=True)
+    _render_calibration(runs)
+
+
+def _render_calibration(runs: dict) -> None:
+    """Where each configuration's scores lie, and the threshold that keeps a chosen share of the relevant pairs."""
+    st.subheader(t("study.calibration"))
+    target = st.slider(t("study.calibration_target"), 0.5, 0.99, 0.8, 0.01, key=f"{PAGE}.target_recall")
+    st.caption(t("study.calibration_caption"))
+    shown = {name: (c.relevant, c.irrelevant, c.threshold_for_recall(target)) for name, c in runs.items()}
+    st.plotly_chart(figures.score_distributions(shown, text={
+        "relevant": t("study.relevant"), "irrelevant": t("study.irrelevant"), "score": t("fig.similarity"),
+        "threshold": t("knob.threshold")}), key=f"{PAGE}.calibration")
+    st.dataframe([{"configuration": name, t("study.threshold_for_recall", target=target): _fmt(c.threshold_for_recall(target)),
+                   "precision ≥ 0.8": _fmt(c.threshold_for_precision(0.8)),
+                   t("study.relevant") + " p50": _fmt(c.quantiles("relevant")[0.5]),
+                   t("study.irrelevant") + " p50": _fmt(c.quantiles("irrelevant")[0.5])}
+                  for name, c in runs.items()], hide_index=True)
 
 
 def _fmt(value: float | None) -> str:
