@@ -15,7 +15,7 @@ user's vector ids and vectors (a linear pass; where Chroma's own page reuse left
 rows of the pages holding it are rewritten under the lock, or, if that does not clear it, the file is
 rebuilt, and the file is searched again), and ``disk_scan`` searches every file of the data
 folder for the user's texts too (the independent check that the targeted ones did not miss a copy; its cost
-is the folder's, so it is asked for: the lab and ``erase-audit --disk-scan`` do; README, "Benchmarks",
+is the folder's, so it is asked for: the lab and ``erase-audit --data-dir`` do; README, "Benchmarks",
 erase_cost).
 """
 
