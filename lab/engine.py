@@ -33,6 +33,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from memory import (
     Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern, make_embedder,
 )
+from memory.calibration import config_for
 from memory.embedders import Embedder
 from memory.ingest import Ingestor
 from memory.scenario import Scenario, ScenarioQuery
@@ -114,7 +115,8 @@ def _workspace(workspace: str, embedder_name: str, write_path: str, data_dir: st
                port: int | None) -> "_Live":
     location = StoreLocation(data_dir=Path(data_dir) if data_dir else None, host=host, port=port)
     manager = MemoryManager(
-        MemoryConfig(window_size=WINDOW_CAPACITY), embedder=get_embedder(embedder_name), location=location,
+        config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)),  # the write path's bands on its scale
+        embedder=get_embedder(embedder_name), location=location,
         workspace=workspace, token_counter=cached_count_tokens,
     )
     ingestor = Ingestor(manager, batch_size=LOAD_BATCH) if write_path == "facts" else None

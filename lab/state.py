@@ -22,7 +22,7 @@ import streamlit as st
 
 from memory import MemoryConfig, Scenario
 from memory.errors import ConfigError, DataFileError, InputError, TooManyMessagesError
-from memory.calibration import map_threshold
+from memory.calibration import load_scales, map_threshold
 from memory.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX
 from memory.endpoint_embedder import URL_ENV
 from memory.safefile import MAX_FILE_MB_ENV, max_file_bytes
@@ -221,35 +221,63 @@ def resolve_embedder(choice: str, scenario_language: str, lang: str) -> str:
     return "e5" if "zh" in (scenario_language, lang) else "minilm"
 
 
+SCALED_KNOBS = {"threshold": "scales", "conflict_band": "pair_scales", "duplicate_band": "pair_scales"}
+"""Knobs whose values are similarities of the model in use, and the reference scale each is carried by
+(memory.calibration: question against memory for the threshold, fact against fact for the dedup bands)."""
+
+
 def _apply_remap() -> str | None:
-    """Before the slider is drawn: set a re-mapped threshold waiting from the last run; the notice to show."""
+    """Before the sliders are drawn: set the re-mapped values waiting from the last run; the notice to show."""
     pending = st.session_state.pop(REMAP_KEY, None)
     if pending is None:
         return None
-    value, old_value, source, target = pending
-    st.session_state["threshold"] = value
-    return t("sidebar.threshold_remapped", old=old_value, source=source, new=value, target=target)
+    changes, source, target = pending
+    for key, (_, new) in changes.items():
+        st.session_state[key] = new
+    old, new = changes.get("threshold", (None, None))
+    notice = t("sidebar.threshold_remapped", old=old, source=source, new=new, target=target) if old is not None else ""
+    if "duplicate_band" in changes or "conflict_band" in changes:
+        bands = [changes.get(k, (_current(k),) * 2) for k in ("conflict_band", "duplicate_band")]
+        notice += " " + t("sidebar.bands_remapped", old=f"{bands[0][0]:.2f}/{bands[1][0]:.2f}",
+                           new=f"{bands[0][1]:.2f}/{bands[1][1]:.2f}")
+    return notice.strip()
+
+
+def _current(key: str) -> float:
+    """A knob's value this run (its default before its widget was ever drawn)."""
+    return st.session_state.get(key, getattr(DEFAULTS, key))
+
+
+def _carried(key: str, value: float, source: str, target: str) -> float | None:
+    """``value`` of ``key`` on ``target``'s scale (2 decimals, in [0, 1]); None when a model has no reference scale.
+    Back on the model a value came from, untouched since, it is the exact value it had there."""
+    mapped = map_threshold(value, source, target, load_scales(kind=SCALED_KNOBS[key]))
+    if mapped is None:
+        return None
+    mapped = round(min(max(mapped, 0.0), 1.0), 2)
+    origin = st.session_state.get(ORIGIN_KEY, {}).get(key)
+    if origin and origin[0] == target and origin[2] == value:
+        mapped = origin[1]
+    st.session_state.setdefault(ORIGIN_KEY, {})[key] = (source, value, mapped)
+    return mapped
 
 
 def _track_scale(resolved: str) -> None:
-    """After the widgets: when the model in use changed, carry the threshold to its scale (next run)."""
+    """After the widgets: when the model in use changed, carry the similarity knobs to its scale (next run)."""
     scale = st.session_state.get(SCALE_KEY)
-    if scale is None:  # first run: the default threshold is on MiniLM's scale; a link's threshold or model is kept
+    if scale is None:  # first run: the defaults are on MiniLM's scale; a link's threshold or model is kept
         scale = resolved if "threshold" in st.query_params or "embedder" in st.query_params else DEFAULT_SCALE
     st.session_state[SCALE_KEY] = resolved
     if scale == resolved:
         return
-    value = st.session_state.get("threshold", DEFAULTS.threshold)
-    mapped = map_threshold(value, scale, resolved)
-    if mapped is None:  # a brought model has no reference scale: keep the number, the recall page shows the spread
-        return
-    mapped = round(min(max(mapped, 0.0), 1.0), 2)
-    origin = st.session_state.get(ORIGIN_KEY)
-    if origin and origin[0] == resolved and origin[2] == value:  # back to the model it came from, untouched
-        mapped = origin[1]
-    st.session_state[ORIGIN_KEY] = (scale, value, mapped)
-    if mapped != value:
-        st.session_state[REMAP_KEY] = (mapped, value, scale, resolved)
+    changes = {}
+    for key in SCALED_KNOBS:
+        value = _current(key)
+        mapped = _carried(key, value, scale, resolved)
+        if mapped is not None and mapped != value:  # a brought model has no scale: the number is kept
+            changes[key] = (value, mapped)
+    if changes:
+        st.session_state[REMAP_KEY] = (changes, scale, resolved)
         st.rerun()
 
 

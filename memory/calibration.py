@@ -39,7 +39,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .config import MemoryConfig
 from .datasets import Dataset
+from .dedup import load_pairs, pair_similarities, shipped_pair_files
 from .embedders import Embedder, make_embedder
 from .errors import InputError
 from .retrieval import MODES, Rankings, rank
@@ -236,22 +238,35 @@ def reference_scales(embedders: Sequence[str], progress: Progress | None = None)
     pooled = [Calibration("dense", e, "", {}, *(np.concatenate([getattr(runs[i], side) for runs in per_dataset])
                                                  for side in ("relevant", "irrelevant")))
               for i, e in enumerate(embedders)]
-    return {"datasets": list(SCALE_DATASETS), "percents": "0..100 step 1",
-            "scales": {c.embedder: c.scale() for c in pooled}}
+    return {"datasets": list(SCALE_DATASETS), "pair_files": sorted(shipped_pair_files()), "percents": "0..100 step 1",
+            "scales": {c.embedder: c.scale() for c in pooled}, "pair_scales": pair_scales(embedders)}
 
 
-def load_scales(path: Path = SCALES_PATH) -> dict[str, np.ndarray]:
-    """Embedder name -> its 101 percentiles (non-decreasing); {} when the file is missing."""
+def pair_scales(embedders: Sequence[str]) -> dict[str, list[float]]:
+    """Each embedder's percentiles of the similarities of the shipped dedup pairs (fact against fact): the scale
+    of the write path's duplicate and conflict bands, which sit far higher than a question's against a memory."""
+    pairs = [p for path in shipped_pair_files().values() for p in load_pairs(path)]
+    out = {}
+    for name in embedders:
+        sims = np.asarray(pair_similarities(pairs, make_embedder(name)), dtype=np.float64)
+        out[name] = [round(float(v), 5) for v in np.percentile(sims, PERCENTS)]
+    return out
+
+
+def load_scales(path: Path = SCALES_PATH, *, kind: str = "scales") -> dict[str, np.ndarray]:
+    """Embedder name -> its 101 percentiles (non-decreasing); {} when the file is missing. ``kind``: ``scales``
+    (question against memory: the recall threshold) or ``pair_scales`` (fact against fact: the dedup bands)."""
     if not path.is_file():
         return {}
     raw = json.loads(path.read_text(encoding="utf-8"))
     return {name: np.maximum.accumulate(np.asarray(q, dtype=np.float64))
-            for name, q in raw.get("scales", {}).items() if len(q) == len(PERCENTS)}
+            for name, q in raw.get(kind, {}).items() if len(q) == len(PERCENTS)}
 
 
 def map_threshold(value: float, source: str, target: str, scales: dict[str, np.ndarray] | None = None) -> float | None:
     """``value`` on ``source``'s scale carried to ``target``'s: the threshold passing the same share of the
-    reference pairs. ``value`` itself when the models are the same; None when either has no scale."""
+    reference pairs. ``value`` itself when the models are the same; None when either has no scale.
+    ``scales`` defaults to the recall scales; pass ``load_scales(kind="pair_scales")`` for the dedup bands."""
     if source == target:
         return value
     scales = load_scales() if scales is None else scales
@@ -259,3 +274,20 @@ def map_threshold(value: float, source: str, target: str, scales: dict[str, np.n
         return None
     share = float(np.interp(value, scales[source], PERCENTS))
     return float(np.interp(share, PERCENTS, scales[target]))
+
+
+REFERENCE_MODEL = "minilm"
+"""The model MemoryConfig's defaults were chosen on: its threshold and bands are on this model's scale."""
+
+
+def config_for(embedder: str, config: MemoryConfig | None = None) -> MemoryConfig:
+    """``config`` (default: MemoryConfig()) with its threshold and dedup bands carried from MiniLM's scale to
+    ``embedder``'s, so a model's manager judges with numbers that mean on its scale what the defaults mean on
+    MiniLM's. Unchanged for MiniLM and for a model with no reference scale (a brought one)."""
+    config = config or MemoryConfig()
+    values = {}
+    for key, kind in (("threshold", "scales"), ("conflict_band", "pair_scales"), ("duplicate_band", "pair_scales")):
+        mapped = map_threshold(getattr(config, key), REFERENCE_MODEL, embedder, load_scales(kind=kind))
+        if mapped is not None:
+            values[key] = round(min(max(mapped, 0.0), 1.0), 2)
+    return config.replace(**values) if values else config
