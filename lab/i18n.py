@@ -35,6 +35,10 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "sidebar.bands_remapped": {"en": "Dedup bands (conflict/duplicate) carried too: {old} → {new}.",
                                "zh": "去重区间（冲突/重复）也已换算：{old} → {new}。"},
+    "sidebar.link_dropped": {
+        "en": "Ignored from the link (not a valid value; the default is used): {values}",
+        "zh": "链接中的这些值无效，已忽略并使用默认值：{values}",
+    },
     "sidebar.embedder_auto": {"en": "Embedder in use: {embedder}", "zh": "当前向量模型：{embedder}"},
     "sidebar.threshold_remapped": {
         "en": "Threshold carried from {source}'s scale to {target}'s: {old:.2f} → {new:.2f} (the same share of "

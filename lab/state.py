@@ -226,6 +226,37 @@ SCALED_KNOBS = {"threshold": "scales", "conflict_band": "pair_scales", "duplicat
 (memory.calibration: question against memory for the threshold, fact against fact for the dedup bands)."""
 
 
+SIDEBAR_PARAMS = ("lang", *(k.key for k in KNOBS), "embedder", "scenario", "write_path")
+"""The sidebar's URL parameters (bound widgets)."""
+LINK_CHECKED_KEY = "lab.link_checked"
+
+
+def _link_values() -> dict[str, str]:
+    """On a session's first run: the sidebar parameters its link asked for (empty afterwards)."""
+    if st.session_state.get(LINK_CHECKED_KEY):
+        return {}
+    st.session_state[LINK_CHECKED_KEY] = True
+    return {k: st.query_params[k] for k in SIDEBAR_PARAMS if k in st.query_params}
+
+
+def _is_default(key: str, raw: str) -> bool:
+    """Whether a link's value is its widget's default (which Streamlit leaves out of the URL: not a refusal)."""
+    knob = next((k for k in KNOBS if k.key == key), None)
+    if knob is None:
+        return raw == {**CHOICE_DEFAULTS, "lang": next(iter(LANGUAGES))}.get(key)
+    try:
+        return float(raw) == float(knob.default)
+    except ValueError:
+        return False
+
+
+def _report_dropped(container: Any, asked: dict[str, str]) -> None:
+    """Say which of the link's values Streamlit refused (it drops an invalid bound value from the URL silently)."""
+    dropped = [f"{k}={v[:40]}" for k, v in asked.items() if st.query_params.get(k) != v and not _is_default(k, v)]
+    if dropped:
+        container.warning(t("sidebar.link_dropped", values=", ".join(dropped)), icon=":material/link_off:")
+
+
 def _apply_remap() -> str | None:
     """Before the sliders are drawn: set the re-mapped values waiting from the last run; the notice to show."""
     pending = st.session_state.pop(REMAP_KEY, None)
@@ -285,6 +316,7 @@ def render_sidebar() -> Settings:
     """Draw the shared sidebar and return (and remember) the settings it holds."""
     sidebar = st.sidebar
     # Bound selectboxes keep the shown option in the URL, so options are plain codes (no format_func).
+    asked = _link_values()
     lang = sidebar.selectbox("Language / 语言 (en, zh)", list(LANGUAGES), key="lang", bind="query-params")
     sidebar.header(t("sidebar.title"))
     remapped = _apply_remap()
@@ -324,6 +356,7 @@ def render_sidebar() -> Settings:
     sidebar.button(t("sidebar.reset_lab"), on_click=reset_lab, key="reset_lab", width="stretch",
                    help=t("sidebar.reset_lab_help"), icon=":material/delete_sweep:")
     sidebar.caption(t("sidebar.share"))
+    _report_dropped(sidebar, asked)
     current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path)
     st.session_state[SETTINGS_KEY] = current
     return current
