@@ -90,7 +90,8 @@ class Calibration:
         if not self.relevant.size:
             return None
         ordered = np.sort(self.relevant)[::-1]
-        keep = max(int(np.ceil(target * ordered.size)), 1)
+        # rounded first: 0.07 * 100 is 7.000000000000001, whose ceiling would keep one pair too many
+        keep = max(int(np.ceil(round(target * ordered.size, 9))), 1)
         return float(ordered[keep - 1])
 
     def threshold_for_precision(self, target: float) -> float | None:

@@ -71,7 +71,7 @@ def test_erase_audit_on_disk(tmp_path):
 def test_bad_arguments_exit_nonzero_with_one_line(args, fragment):
     proc = run(*args)
     assert proc.returncode == 2
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading the ")]
+    lines = error_lines(proc)
     assert len(lines) == 1, proc.stderr
     assert fragment in lines[0] and "Traceback" not in proc.stderr
 
@@ -83,3 +83,52 @@ def test_malformed_scenario_names_the_field(tmp_path):
     proc = run("recall", "--scenario", str(bad), "--tenant", "t", "--user", "u", "--query", "x", "--embedder", "lexical")
     assert proc.returncode == 2
     assert "bad.json: messages[0] (id 'm1'): field 'content' is required" in proc.stderr
+
+
+# --- embedders: compare, and e5 in the other commands ------------------------------------------------------
+
+def error_lines(proc) -> list[str]:
+    """stderr's lines but the "loading the ... model" notes."""
+    return [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading the ")]
+
+
+def test_compare_json_has_a_run_per_spec():
+    proc = run("compare", "--dataset", "recall_zh", "--runs", "dense:e5,lexical", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["dataset"].endswith("recall_zh.json") and out["unit"] == "turns"
+    assert [(r["mode"], r["embedder"]) for r in out["runs"]] == [("dense", "e5"), ("lexical", None)]
+    for r in out["runs"]:
+        assert set(r["at_k"]) == {"1", "5", "10"}
+        assert all(0.0 <= r["at_k"][k]["recall"] <= 1.0 for k in r["at_k"])
+    e5, bm25 = (r["at_k"]["1"]["recall"] for r in out["runs"])
+    assert e5 > bm25 + 0.3, (e5, bm25)
+    assert "loading the e5 model" in proc.stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--dataset", "recall_zh", "--runs", "dense:nope"], "--runs: unknown embedder 'nope'"),
+    (["--dataset", "recall_zh", "--runs", "lexical:e5"], "'lexical:e5': lexical mode takes no embedder"),
+    (["--runs", "lexical"], "compare needs --dataset"),
+])
+def test_compare_bad_arguments_exit_2_with_one_line(args, fragment):
+    proc = run("compare", *args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(error_lines(proc)) == 1, proc.stderr
+    assert fragment in error_lines(proc)[0] and "Traceback" not in proc.stderr
+
+
+def test_study_with_e5():
+    proc = run("study", "--dataset", "recall_zh", "--embedder", "e5", "--top-k", "5", "--threshold", "0.8,0.85",
+               "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["embedder"], out["scorer"]) == ("e5", "cosine similarity (e5)")
+    assert out["at_k"]["1"]["recall"] >= 0.7  # MiniLM reaches about 0.3 on these Chinese paraphrases
+
+
+def test_study_with_an_unknown_embedder_exits_2():
+    proc = run("study", "--dataset", "recall_zh", "--embedder", "nope")
+    assert proc.returncode == 2
+    assert len(error_lines(proc)) == 1, proc.stderr
+    assert "argument --embedder: unknown embedder 'nope'" in error_lines(proc)[0]

