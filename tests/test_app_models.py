@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from memory.calibration import map_threshold
+from memory import MemoryConfig
+from memory.calibration import load_scales, map_threshold
 from memory.embedders import bundled_model_dir
 from memory.endpoint_embedder import URL_ENV
 
@@ -34,6 +35,12 @@ def remap_notices(at, lang: str) -> list[str]:
 
 def notice(lang: str, old: float, source: str, new: float, target: str) -> str:
     return i18n.TEXT["sidebar.threshold_remapped"][lang].format(old=old, source=source, new=new, target=target)
+
+
+def assert_notice(at, lang: str, threshold_part: str) -> None:
+    """One re-map notice: the threshold's sentence first (the dedup bands' sentence follows when they moved too)."""
+    [shown] = remap_notices(at, lang)
+    assert shown.startswith(threshold_part), shown
 
 
 def threshold(at) -> float:
@@ -59,7 +66,13 @@ def test_auto_picks_e5_for_chinese_and_carries_the_threshold(params, lang):
     assert at.session_state["lab.settings"].embedder == "e5"
     assert at.selectbox(key="embedder").value == "auto"
     assert threshold(at) == expected and expected != DEFAULT
-    assert remap_notices(at, lang) == [notice(lang, DEFAULT, "minilm", expected, "e5")]
+    assert_notice(at, lang, notice(lang, DEFAULT, "minilm", expected, "e5"))
+    bands = load_scales(kind="pair_scales")
+    config = at.session_state["lab.settings"].config
+    for key in ("conflict_band", "duplicate_band"):  # the write path's bands are carried on the pair scale
+        default = getattr(MemoryConfig(), key)
+        assert getattr(config, key) == round(map_threshold(default, "minilm", "e5", bands), 2) != default
+    assert f"{config.conflict_band:.2f}/{config.duplicate_band:.2f}" in remap_notices(at, lang)[0]
 
 
 def test_english_default_is_minilm_with_the_default_threshold():
@@ -93,10 +106,10 @@ def test_switching_back_restores_the_exact_threshold():
     switch_embedder(at, "minilm")
     assert at.session_state["lab.settings"].embedder == "minilm"
     assert threshold(at) == DEFAULT
-    assert remap_notices(at, "zh") == [notice("zh", forward, "e5", DEFAULT, "minilm")]
+    assert_notice(at, "zh", notice("zh", forward, "e5", DEFAULT, "minilm"))
     switch_embedder(at, "e5")
     assert threshold(at) == forward
-    assert remap_notices(at, "zh") == [notice("zh", DEFAULT, "minilm", forward, "e5")]
+    assert_notice(at, "zh", notice("zh", DEFAULT, "minilm", forward, "e5"))
 
 
 def test_a_moved_slider_is_carried_not_restored():

@@ -11,7 +11,7 @@ import pytest
 
 import memory.calibration as calibration_module
 from memory.calibration import (
-    PERCENTS, SCALE_DATASETS, SCALES_PATH, Calibration, compare, format_comparison, map_threshold, parse_runs,
+    PERCENTS, SCALE_DATASETS, SCALES_PATH, Calibration, compare, format_comparison, load_scales, map_threshold, parse_runs,
     reference_scales,
 )
 from memory.datasets import load_dataset
@@ -185,6 +185,23 @@ def test_score_scales_file_is_up_to_date():
     fresh = reference_scales(EMBEDDER_NAMES)
     assert shipped["datasets"] == fresh["datasets"] == list(SCALE_DATASETS)
     assert set(shipped["scales"]) == set(fresh["scales"]) == set(EMBEDDER_NAMES)
-    for name, values in fresh["scales"].items():
-        assert len(values) == len(PERCENTS)
-        assert np.allclose(values, shipped["scales"][name], atol=1e-3), name
+    assert shipped["pair_files"] == fresh["pair_files"]
+    for kind in ("scales", "pair_scales"):  # question vs memory (the threshold), fact vs fact (the dedup bands)
+        assert set(shipped[kind]) == set(fresh[kind]) == set(EMBEDDER_NAMES)
+        for name, values in fresh[kind].items():
+            assert len(values) == len(PERCENTS)
+            assert np.allclose(values, shipped[kind][name], atol=1e-3), (kind, name)
+
+
+def test_config_for_carries_threshold_and_bands_to_the_models_scale():
+    from memory import MemoryConfig
+    from memory.calibration import config_for
+
+    assert config_for("minilm") == MemoryConfig()
+    assert config_for("st-someone-elses") == MemoryConfig()  # no reference scale: nothing is guessed
+    e5, base = config_for("e5", MemoryConfig(window_size=3)), MemoryConfig(window_size=3)
+    assert e5.window_size == 3 and e5.threshold == round(map_threshold(base.threshold, "minilm", "e5"), 2)
+    bands = load_scales(kind="pair_scales")
+    for key in ("conflict_band", "duplicate_band"):
+        assert getattr(e5, key) == round(map_threshold(getattr(base, key), "minilm", "e5", bands), 2)
+    assert base.conflict_band < e5.conflict_band <= e5.duplicate_band < 1.0  # e5's pairs sit higher, order kept
