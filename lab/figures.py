@@ -32,10 +32,10 @@ def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str
         if part.empty:
             continue
         fig.add_bar(
-            x=part["label"], y=part["similarity"], name=stage, marker_color=color,
+            x=part["label"], y=part["similarity"], name=text.get(f"stage.{stage}", stage), marker_color=color,
             customdata=part[["reason", "content"]].to_numpy(),
             hovertemplate="%{x}<br>" + text["similarity"] + " %{y:.3f}<br>%{customdata[0]}<br>%{customdata[1]}<extra>"
-            + stage + "</extra>",
+            + text.get(f"stage.{stage}", stage) + "</extra>",
         )
     scored = shown[shown["score"].notna()]
     if not scored.empty:

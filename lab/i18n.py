@@ -185,6 +185,27 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "{embedder} 对该查询的相似度：p10 {p10:.2f} · 中位数 {p50:.2f} · p90 {p90:.2f} · 最高 {top:.2f}。"
               "阈值 {threshold:.2f} 放行 {total} 个候选中的 {passing} 个。",
     },
+    "reason.threshold": {"en": "similarity {similarity:.3f} < threshold {threshold:.3f}",
+                         "zh": "相似度 {similarity:.3f} < 阈值 {threshold:.3f}"},
+    "reason.top_k": {"en": "rank beyond top_k={top_k} by composite score {score:.3f}",
+                     "zh": "按综合分 {score:.3f} 排在 top_k={top_k} 之后"},
+    "reason.budget": {"en": "{tokens} tokens > {left} left of budget {budget}",
+                      "zh": "{tokens} 个 token > 预算 {budget} 的剩余 {left}"},
+    "reason.deprecated": {"en": "superseded by {superseded_by}", "zh": "已被 {superseded_by} 取代"},
+    "reason.expired": {"en": "valid_until is before the query time", "zh": "有效期（valid_until）早于查询时间"},
+    "stage.governed": {"en": "governed", "zh": "注入"},
+    "stage.threshold": {"en": "threshold", "zh": "阈值"},
+    "stage.top_k": {"en": "top_k", "zh": "top_k"},
+    "stage.budget": {"en": "budget", "zh": "预算"},
+    "stage.deprecated": {"en": "deprecated", "zh": "已废弃"},
+    "stage.expired": {"en": "expired", "zh": "已过期"},
+    "stage.archived": {"en": "archived", "zh": "已归档"},
+    "kind.noise": {"en": "noise", "zh": "噪声"},
+    "kind.private": {"en": "private", "zh": "他人隐私"},
+    "kind.stale": {"en": "stale", "zh": "过时"},
+    "kind.contradiction": {"en": "contradiction", "zh": "矛盾"},
+    "kind.erased": {"en": "erased", "zh": "已删除"},
+    "kind.forbidden": {"en": "forbidden", "zh": "禁止"},
     "recall.no_candidates": {"en": "This user has no memories.", "zh": "该用户没有记忆。"},
     "recall.chart_cap": {"en": "The chart shows the {n} most similar of {total} candidates; the table has all.",
                          "zh": "图中显示 {total} 个候选中最相似的 {n} 个；表格包含全部。"},
@@ -554,3 +575,22 @@ def labels(prefix: str, codes) -> Callable[[str], str]:
     (Streamlit's test harness formats values that way), where it falls back to English.
     """
     return {code: t(f"{prefix}.{code}") for code in codes}.__getitem__
+
+
+def explain_drop(stage: str, reason: str, params: dict) -> str:
+    """A dropped candidate's reason in the page's language, from its stage and values (the library's English
+    sentence when the stage has no entry or a value is missing, e.g. a deprecated record with no successor)."""
+    key = f"reason.{stage}"
+    if stage == "deprecated" and not params.get("superseded_by"):
+        return t("stage.deprecated")
+    if key not in TEXT:
+        return reason
+    try:
+        return t(key, **params)
+    except (KeyError, ValueError):
+        return reason
+
+
+def kinds_label(codes: str) -> str:
+    """``"stale, noise"`` (pollution kinds as the views join them) in the page's language."""
+    return ", ".join(t(f"kind.{c}") if f"kind.{c}" in TEXT else c for c in codes.split(", ") if c)

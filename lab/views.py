@@ -101,10 +101,15 @@ def hits_frame(hits: list[Hit], kinds: KindsOf) -> pd.DataFrame:
     ], columns=["content", "rank", "id", "similarity", "score", "pollution"])
 
 
-def candidate_frame(result: RecallResult, kinds: KindsOf) -> pd.DataFrame:
-    """Every candidate: its text, the stage that dropped it (or ``governed``), why, and its score term by term."""
+def candidate_frame(result: RecallResult, kinds: KindsOf,
+                    explain: Callable[[str, str, dict], str] | None = None) -> pd.DataFrame:
+    """Every candidate: its text, the stage that dropped it (or ``governed``), why, and its score term by term.
+
+    ``explain(stage, reason, params)`` words the reason (the page's language); default: the library's English."""
+    say = explain or (lambda stage, reason, params: reason)
     blind_ids = {h.record.memory_id for h in result.blind}
-    rows = [(h, KEPT, "") for h in result.governed] + [(d.hit, d.stage, d.reason) for d in result.dropped]
+    rows = [(h, KEPT, "") for h in result.governed] + [(d.hit, d.stage, say(d.stage, d.reason, d.params))
+                                                        for d in result.dropped]
     records = []
     for hit, stage, reason in rows:
         parts = hit.parts

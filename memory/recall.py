@@ -72,21 +72,24 @@ def govern(c: Candidates, config: MemoryConfig, *, token_counter: TokenCounter =
         hit = Hit(record, sim, sim, None, token_counter(record.content))
         if record.is_deprecated:
             why = f"superseded by {record.superseded_by}" if record.superseded_by else "deprecated"
-            dropped.append(Dropped(hit, "deprecated", why))
+            dropped.append(Dropped(hit, "deprecated", why, {"superseded_by": record.superseded_by}))
         else:
-            dropped.append(Dropped(hit, "expired", "valid_until is before the query time"))
+            dropped.append(Dropped(hit, "expired", "valid_until is before the query time",
+                                   {"valid_until": record.valid_until}))
 
     ranked: list[Hit] = []
     for record, sim in c.active:
         parts = score_parts(record, sim, config, c.as_of)
         hit = Hit(record, sim, parts.score, parts, token_counter(record.content))
         if sim < config.threshold:
-            dropped.append(Dropped(hit, "threshold", f"similarity {sim:.3f} < threshold {config.threshold:.3f}"))
+            dropped.append(Dropped(hit, "threshold", f"similarity {sim:.3f} < threshold {config.threshold:.3f}",
+                                   {"similarity": sim, "threshold": config.threshold}))
         else:
             ranked.append(hit)
     ranked.sort(key=lambda h: (-h.score, -h.similarity, h.record.memory_id))
     for hit in ranked[config.top_k :]:
-        dropped.append(Dropped(hit, "top_k", f"rank beyond top_k={config.top_k} by composite score {hit.score:.3f}"))
+        dropped.append(Dropped(hit, "top_k", f"rank beyond top_k={config.top_k} by composite score {hit.score:.3f}",
+                               {"top_k": config.top_k, "score": hit.score}))
 
     governed: list[Hit] = []
     left = config.token_budget
@@ -95,7 +98,8 @@ def govern(c: Candidates, config: MemoryConfig, *, token_counter: TokenCounter =
             governed.append(hit)
             left -= hit.tokens
         else:
-            dropped.append(Dropped(hit, "budget", f"{hit.tokens} tokens > {left} left of budget {config.token_budget}"))
+            dropped.append(Dropped(hit, "budget", f"{hit.tokens} tokens > {left} left of budget {config.token_budget}",
+                                   {"tokens": hit.tokens, "left": left, "budget": config.token_budget}))
     return RecallResult(
         query=c.query, tenant_id=c.tenant_id, user_id=c.user_id,
         blind=blind(c, config.top_k, token_counter=token_counter), governed=governed, dropped=dropped, as_of=c.as_of,

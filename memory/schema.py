@@ -312,10 +312,13 @@ class Dropped:
     stage: str
     """One of STAGES."""
     reason: str
-    """A sentence a person can read."""
+    """A sentence a person can read (English)."""
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
+    """The values the reason states (``similarity``, ``threshold``, ``top_k``, ``score``, ``tokens``, ``left``,
+    ``budget``, ``superseded_by``), so a UI can say it in its own language from ``stage`` and these."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.hit.to_dict(), "stage": self.stage, "reason": self.reason}
+        return {**self.hit.to_dict(), "stage": self.stage, "reason": self.reason, "params": dict(self.params)}
 
 
 @dataclass(frozen=True)

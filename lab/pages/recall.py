@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
-from lab.i18n import t
+from lab.i18n import explain_drop, kinds_label, t
 
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -35,14 +35,15 @@ def _render_side(title: str, caption: str, hits, kinds) -> None:
         st.info(t("recall.nothing"))
     else:
         # the text and what to judge it by; rank is the row order, the id is in the candidate table below
-        shown = frame[list(SIDE_COLUMNS)].rename(columns={c: t(f"recall.col.{c}") for c in SIDE_COLUMNS})
+        shown = frame[list(SIDE_COLUMNS)].assign(pollution=frame["pollution"].map(kinds_label))
+        shown = shown.rename(columns={c: t(f"recall.col.{c}") for c in SIDE_COLUMNS})
         numbers = {t("recall.col.similarity"): "{:.2f}", t("recall.col.score"): "{:.2f}"}
         st.table(shown.style.format(numbers), hide_index=True)
 
 
 def _render_candidates(result, kinds, config, embedder: str) -> None:
     st.subheader(t("recall.candidates"))
-    frame = views.candidate_frame(result, kinds)
+    frame = views.candidate_frame(result, kinds, explain=explain_drop)
     if frame.empty:
         st.info(t("recall.no_candidates"))
         return
@@ -53,14 +54,15 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
                  total=len(sims)))
     st.plotly_chart(figures.candidate_scores(frame, config.threshold, text={
         "similarity": t("fig.similarity"), "score": t("fig.score"), "threshold": t("knob.threshold"),
-        "candidate": t("fig.candidate"),
+        "candidate": t("fig.candidate"), **{f"stage.{s}": t(f"stage.{s}") for s in figures.STAGE_COLORS},
     }), key=f"{PAGE}.chart")
     if len(frame) > figures.MAX_BARS:
         st.caption(t("recall.chart_cap", n=figures.MAX_BARS, total=len(frame)))
     st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,
                  decay=config.decay_rate))
     numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
-    st.dataframe(frame, hide_index=True, column_config={"content": TEXT} | {name: NUMBER for name in numbers})
+    shown = frame.assign(stage=frame["stage"].map(lambda s: t(f"stage.{s}")), pollution=frame["pollution"].map(kinds_label))
+    st.dataframe(shown, hide_index=True, column_config={"content": TEXT} | {name: NUMBER for name in numbers})
 
 
 def _render_context(lab: engine.Lab, result, config) -> None:
