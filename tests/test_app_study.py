@@ -13,6 +13,8 @@ import math
 import pytest
 
 import memory.retrieval
+from memory.calibration import compare
+from memory.datasets import load_dataset
 from memory.scenario import shipped_scenarios
 from memory.study import run_study
 
@@ -118,22 +120,40 @@ def test_apply_puts_the_recommended_point_into_the_sidebar():
 
 def test_compare_overlays_a_second_mode():
     at = open_app(PAGE, embedder="lexical")
-    at.selectbox(key="study.other").set_value("lexical").run()
+    at.selectbox(key="study.other").set_value(("lexical", "lexical")).run()
     assert not at.exception
     rows = frame_with(at, "configuration").set_index("configuration")
-    for name, mode in (("dense (current)", "dense"), ("lexical", "lexical")):
+    for name, mode in (("dense · lexical (current)", "dense"), ("lexical", "lexical")):
         row = run_study(WORKSHOP, mode=mode, embedder="lexical").recommended.row
         assert rows.loc[name, "threshold"] == row.threshold and rows.loc[name, "f1"] == f"{row.f1:.3f}", mode
-    assert len(at.get("plotly_chart")) == 5, "four study figures and the comparison"
+    assert len(at.get("plotly_chart")) == 6, "four study figures, the comparison and the score distributions"
 
 
 def test_minilm_study_and_comparison(minilm):
     """The one MiniLM study test: a shipped scenario, dense vs hybrid."""
     at = open_app(PAGE, embedder="minilm")
     assert _shown_point(at) == _point(run_study(WORKSHOP, mode="dense", embedder=minilm))
-    at.selectbox(key="study.other").set_value("hybrid").run()
+    at.selectbox(key="study.other").set_value(("hybrid", "minilm")).run()
     row = run_study(WORKSHOP, mode="hybrid", embedder=minilm).recommended.row
-    assert frame_with(at, "configuration").set_index("configuration").loc["hybrid", "f1"] == f"{row.f1:.3f}"
+    assert frame_with(at, "configuration").set_index("configuration").loc["hybrid · minilm", "f1"] == f"{row.f1:.3f}"
+
+
+def test_comparing_another_embedder_shows_its_recall_and_threshold(minilm):
+    """Same mode, another model: its recall@k and the threshold keeping the chosen share of relevant pairs, as
+    memory.calibration.compare computes them on the same file."""
+    at = open_app(PAGE, embedder="minilm")
+    at.selectbox(key="study.other").set_value(("dense", "e5")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    expected = {c.embedder: c for c in compare(load_dataset(WORKSHOP), runs=[("dense", "minilm"), ("dense", "e5")])}
+    rows = frame_with(at, "configuration").set_index("configuration")
+    for name, model in (("dense · minilm (current)", "minilm"), ("dense · e5", "e5")):
+        assert rows.loc[name, "recall@1"] == f"{expected[model].at_k[1].recall:.3f}", name
+    target = at.slider(key="study.target_recall").value
+    thresholds = frame_with(at, f"threshold keeping {target:.0%}").set_index("configuration")
+    for name, model in (("dense · minilm (current)", "minilm"), ("dense · e5", "e5")):
+        assert thresholds.loc[name, f"threshold keeping {target:.0%}"] == \
+            f"{expected[model].threshold_for_recall(target):.3f}", name
+    assert expected["e5"].threshold_for_recall(target) > expected["minilm"].threshold_for_recall(target) + 0.2
 
 
 def test_scenario_uploaded_in_the_sidebar_can_be_studied(tmp_path, monkeypatch):
