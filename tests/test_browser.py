@@ -258,7 +258,7 @@ def test_study_curves_and_comparison(page, server):
     _open(page, f"{server}/study-view?embedder=lexical&mode=hybrid", chart=True)
     assert page.get_by_role("heading", name="Recommended operating point").count() == 1
     _check(page, "study-view-hybrid")
-    assert _shoot_charts(page, "study-view-hybrid") == 5, "four study figures and the comparison"
+    assert _shoot_charts(page, "study-view-hybrid") == 6, "four study figures, the comparison, the score distributions"
 
 
 def test_stale_update_with_the_facts_write_path(page, server):
