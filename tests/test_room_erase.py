@@ -18,7 +18,7 @@ import pytest
 from streamlit.runtime.caching import cache_resource_api
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from memory import Candidates
+from memory import Candidates, MemoryManager
 
 from lab import views
 from test_app import erase_confirmed, frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse
@@ -61,6 +61,20 @@ def cached_candidates() -> list[Candidates]:
 
 def held_texts(candidates: list[Candidates]) -> set[str]:
     return {record.content for c in candidates for record, _ in c.hot + c.active}
+
+
+@pytest.fixture
+def audits(monkeypatch):
+    """(tenant, user) of every MemoryManager.audit_user call, in order (the real audit runs)."""
+    seen: list[tuple[str, str]] = []
+    original = MemoryManager.audit_user
+
+    def audit_user(self, *, tenant_id, user_id, **kw):
+        seen.append((tenant_id, user_id))
+        return original(self, tenant_id=tenant_id, user_id=user_id, **kw)
+
+    monkeypatch.setattr(MemoryManager, "audit_user", audit_user)
+    return seen
 
 
 @pytest.fixture
@@ -113,7 +127,7 @@ def test_confirm_erases_exactly_the_named_user():
     assert after == {owner: n for owner, n in counts.items() if owner != ALICE}, "another user's records changed"
 
 
-def test_a_confirmation_for_one_user_never_erases_the_user_the_picker_moved_to():
+def test_a_confirmation_for_one_user_never_erases_the_user_the_picker_moved_to(audits):
     at = open_app(embedder="lexical")
     counts = owner_counts(at)
     on_erasure_page(at)
@@ -128,6 +142,8 @@ def test_a_confirmation_for_one_user_never_erases_the_user_the_picker_moved_to()
     on_erasure_page(at)
     at.selectbox(key="user").set_value("acme/alice").run()
     at.button(key="erasure.erase.acme/alice").click().run()
+    # each user's checks (a scan of the session folder) ran once for this data version, not once per rerun
+    assert audits == [ALICE, ("acme", "bob")]
     at.selectbox(key="user").set_value("acme/bob")
     at.button(key="erasure.confirm.acme/alice").click().run()
     assert not at.exception

@@ -45,12 +45,17 @@ def _plant(lab: engine.Lab, owner) -> None:
 
 
 def _checks(lab: engine.Lab, owner) -> list[dict]:
-    """The library's path checks on the user's data as it is now (what an erase must remove)."""
+    """The library's path checks on the user's data as it is now (what an erase must remove).
+
+    Run once per (data version, user): an audit reads every file of the session folder (disk_scan) and Chroma's
+    database file, so moving the picker back to a user already audited at this version does not audit again;
+    any write or erasure bumps the version and drops the older entries."""
     key = (lab.data.version, owner)
     cache = lab.data.notes.setdefault(f"{PAGE}.before", {})
     if key not in cache:
         checks = lab.manager.audit_user(tenant_id=owner[0], user_id=owner[1], disk_scan=True)
-        cache.clear()
+        for stale in [k for k in cache if k[0] != key[0]]:
+            del cache[stale]
         cache[key] = [c.to_dict() for c in checks]
     return cache[key]
 
