@@ -185,17 +185,23 @@ def locate(path: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
 
 
 HEAD_BYTES = 64
-"""A long needle is looked for by its first HEAD_BYTES, then compared whole where they occur: CPython's search
+"""A long needle is looked for by HEAD_BYTES of it, then compared whole where they occur: CPython's search
 for a needle of hundreds of bytes (a vector: 4 x dim) is about three times slower than for 64 bytes
-(measured: 11.6 vs 4.2 ms in 20 MB)."""
+(measured: 11.6 vs 4.2 ms in 20 MB). The bytes looked for start at the needle's first non-zero byte: a sparse
+vector (the lexical embedder's: 4,096 floats, a few of them non-zero) starts with zeros, which match at almost
+every offset of a file of such vectors (measured: 40 s for 8 vectors in a 1.5 MB file, against 0.1 s)."""
 
 
 def _find(data: bytes, needle: bytes) -> int:
-    """``data.find(needle)``, by the needle's head first (the same answer, faster for long needles)."""
-    head, at = needle[:HEAD_BYTES], data.find(needle[:HEAD_BYTES])
-    while at >= 0 and data[at : at + len(needle)] != needle:
+    """``data.find(needle)``, by a distinctive part of the needle first (the same answer, faster for long needles)."""
+    if len(needle) <= HEAD_BYTES:
+        return data.find(needle)
+    skip = min(len(needle) - len(needle.lstrip(b"\0")), len(needle) - HEAD_BYTES)
+    head = needle[skip : skip + HEAD_BYTES]
+    at = data.find(head, skip)
+    while at >= 0 and not data.startswith(needle, at - skip):
         at = data.find(head, at + 1)
-    return at
+    return at - skip if at >= 0 else -1
 
 
 def trace_pages(folder: Path, needles: list[bytes], found: list[tuple[bytes, int]] | None = None) -> dict[int, bytes]:

@@ -237,3 +237,17 @@ def test_the_head_first_search_finds_what_a_plain_search_finds(data, cut, length
     mixed = repeated[:cut] + data + repeated[cut:]
     for needle in (repeated[:length], mixed[cut : cut + length], repeated[: length - 1] + b"\xff"):
         assert _find(mixed, needle) == mixed.find(needle)
+
+
+@settings(max_examples=300, deadline=None)
+@given(zeros=st.integers(0, 300), tail=st.binary(min_size=1, max_size=80), noise=st.binary(max_size=300),
+       before=st.integers(0, 300))
+def test_a_needle_that_starts_with_zeros_is_found_as_a_plain_search_finds_it(zeros, tail, noise, before):
+    """A lexical vector is mostly zero bytes: _find looks from its first non-zero byte (a head of zeros matches
+    almost everywhere in a file of such vectors), and still answers exactly what ``bytes.find`` does."""
+    from memory.chroma_files import _find
+
+    needle = b"\0" * zeros + tail
+    data = b"\0" * before + noise + needle + noise + needle
+    for hay in (data, data[: len(data) // 2], b"\0" * (zeros + 10)):
+        assert _find(hay, needle) == hay.find(needle)
