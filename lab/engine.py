@@ -1,13 +1,13 @@
-"""The lab's link to ``memory/``: cached embedder, one workspace per browser session, cached candidates.
+"""The lab's link to ``memory/``: cached embedder, one lab per browser, cached candidates.
 
 * The embedder is a process-wide ``st.cache_resource`` (MiniLM loads once per process).
-* Each browser session gets its own folder under the store location
-  (``StoreLocation.from_env()``: ``./.memory-data`` or ``MEMORY_DATA_DIR``; a Chroma
-  server when ``MEMORY_CHROMA_HOST`` is set) and its own workspace (collection) per
-  scenario. The manager is a session-scoped ``st.cache_resource`` with one entry:
-  switching scenario or embedder, pressing "reset lab" or closing the tab releases
-  the old workspace (collection and text file dropped), so a session's folder holds
-  exactly its live lab and the erasure page's disk scan sees only that lab.
+* Each browser's lab (lab/rooms.py; the browser is known by a cookie, so a reload finds its lab) has
+  its own folder under the store location (``StoreLocation.from_env()``: ``./.memory-data`` or
+  ``MEMORY_DATA_DIR``; a Chroma server when ``MEMORY_CHROMA_HOST`` is set) and one workspace at a time for
+  the sidebar's scenario, model and write path. Switching any of them, or pressing "reset lab", releases
+  the old workspace (collection and text file dropped), so a lab's folder holds exactly its live
+  workspace and the erasure page's disk scan sees only that lab. Idle labs, and the least recently
+  used past the room's cap, are released with their folder and Chroma client.
 * Candidates are fetched once per (workspace, data version, user, query, as_of) with
   ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only. An erasure
   drops this session's cached candidates (:meth:`Lab.forget`), not only their key's version.
@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from concurrent.futures import wait as futures_wait
 import uuid
@@ -38,12 +39,13 @@ from memory.embedders import Embedder
 from memory.ingest import Ingestor
 from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
-from memory.store import StoreLocation
+from memory.store import StoreLocation, release_client
 
 from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
 from .loading import BACKGROUND_AT, LOAD_BATCH, IngestJob, JobState, load_messages, start_job
 from .i18n import t
 from .pollution import kinds_of
+from .rooms import Released, Room
 from .state import Settings
 from .views import KindsOf, cached_count_tokens
 
@@ -110,10 +112,38 @@ def release_manager(manager: MemoryManager) -> None:
     manager.store.drop()
 
 
-@st.cache_resource(scope="session", max_entries=1, on_release=_release, show_spinner=False)
-def _workspace(workspace: str, embedder_name: str, write_path: str, data_dir: str | None, host: str | None,
-               port: int | None) -> "_Live":
-    location = StoreLocation(data_dir=Path(data_dir) if data_dir else None, host=host, port=port)
+def _release_folder(lab: str) -> None:
+    """After a released lab's workspace: its Chroma client and its folder go too (never raises)."""
+    folder = lab_location(lab).data_dir
+    if folder is None:
+        return
+    try:
+        release_client(folder)
+    except Exception:  # noqa: BLE001 - a client that fails to close still must not keep the folder
+        log.exception("closing the Chroma client of %s", folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    log.info("released lab folder %s", folder)
+
+
+def _loading(live: "_Live") -> bool:
+    return live.job is not None and not live.job.finished
+
+
+def _changes(live: "_Live") -> int:
+    """What a participant did to a workspace: injected or added messages and erasures."""
+    return len(live.data.injected) + len(live.data.erased_ids)
+
+
+@st.cache_resource(show_spinner=False, on_release=lambda labs: labs.release_all())
+def room() -> Room["_Live"]:
+    """The process's labs (lab/rooms.py): a reload finds its lab; idle labs and labs past the cap are released."""
+    return Room.from_env(release=_release, release_lab=_release_folder, busy=_loading, changes=_changes)
+
+
+def _workspace(scenario_key: str, embedder_name: str, write_path: str, location: StoreLocation) -> "_Live":
+    """A fresh workspace for a lab. Its name is new every time (a reset lab never meets its old cached
+    candidates under the same name and data version)."""
+    workspace = f"{scenario_key}-{uuid.uuid4().hex[:8]}" + ("-facts" if write_path == "facts" else "")
     manager = MemoryManager(
         config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)),  # the write path's bands on its scale
         embedder=get_embedder(embedder_name), location=location,
@@ -135,12 +165,10 @@ def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Mess
         ingestor.ingest_many(messages, progress=progress)
 
 
-def session_location() -> StoreLocation:
-    """This browser session's store location: its own folder under StoreLocation.from_env()."""
-    if state.FOLDER_KEY not in st.session_state:
-        st.session_state[state.FOLDER_KEY] = uuid.uuid4().hex[:12]
+def lab_location(lab: str) -> StoreLocation:
+    """A lab's store location: its own folder under StoreLocation.from_env() (``lab/<lab id>``)."""
     base = StoreLocation.from_env()
-    folder = base.data_dir / "lab" / st.session_state[state.FOLDER_KEY] if base.data_dir else None
+    folder = base.data_dir / "lab" / lab if base.data_dir else None
     return StoreLocation(data_dir=folder, host=base.host, port=base.port)
 
 
@@ -303,11 +331,19 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     A scenario of ``BACKGROUND_AT`` messages or more loads in a background job (the page shows its
     progress and a Cancel button, and stops until it ends); a smaller one loads here, under a progress bar.
     """
-    workspace = f"{state.lab_id()}-{current.scenario_key}" + ("-facts" if current.write_path == "facts" else "")
-    location = session_location()
+    lab = state.lab_id()
+    location = lab_location(lab)
     embedder_for(current.embedder)
-    live = _workspace(workspace, current.embedder, current.write_path,
-                      str(location.data_dir) if location.data_dir else None, location.host, location.port)
+    try:
+        labs = room()
+    except ValueError as exc:  # an instructor's MEMORY_LAB_* setting
+        st.error(str(exc))
+        st.stop()
+    if st.session_state.pop(state.RESET_KEY, False):
+        labs.release(lab)
+    key = (current.scenario_key, current.embedder, current.write_path, location)
+    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location))
+    _tell(labs.take_notice(lab))
     if not live.data.loaded:
         if len(current.scenario.messages) >= BACKGROUND_AT:
             _load_in_background(live, current)
@@ -315,7 +351,17 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
             _ingest(live, current)
     if live.data.partial:
         _render_partial(live, current)
-    return Lab(current, config, workspace, live.manager, live.data, live.ingestor)
+    return Lab(current, config, live.manager.workspace, live.manager, live.data, live.ingestor)
+
+
+def _tell(notice: Released | None) -> None:
+    """Say once why this browser's earlier lab, or the workspace a switch replaced, is gone."""
+    if notice is None:
+        return
+    if notice.reason == "replaced":
+        st.info(t("engine.lab_replaced", changes=notice.changes), icon=":material/swap_horiz:")
+    else:
+        st.info(t(f"engine.lab_released_{notice.reason}", minutes=round(notice.minutes)), icon=":material/history:")
 
 
 def _ingest(live: _Live, current: Settings) -> None:

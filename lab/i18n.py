@@ -77,8 +77,9 @@ TEXT: dict[str, dict[str, str]] = {
     "sidebar.reset_defaults": {"en": "Reset to defaults", "zh": "恢复默认值"},
     "sidebar.reset_lab": {"en": "Reset lab", "zh": "重置实验"},
     "sidebar.reset_lab_help": {
-        "en": "Throw away this session's injections, canaries and erasures and reload the scenario.",
-        "zh": "丢弃本会话的注入、金丝雀和删除操作，重新载入场景。",
+        "en": "Throw away this lab's injections, canaries and erasures and reload the scenario (a page reload "
+              "keeps them).",
+        "zh": "丢弃本实验的注入、金丝雀和删除操作，重新载入场景（刷新页面不会丢弃）。",
     },
     "sidebar.share": {
         "en": "Settings live in the page address: copy the URL to share them.",
@@ -549,6 +550,21 @@ TEXT: dict[str, dict[str, str]] = {
     "inspector.empty": {"en": "No records in this scope.", "zh": "该范围内没有记录。"},
     "inspector.csv": {"en": "Download CSV", "zh": "下载 CSV"},
     "inspector.trace": {"en": "Download trace.json", "zh": "下载 trace.json"},
+    # --- a participant's lab across reloads (lab/rooms.py) ---
+    "engine.lab_replaced": {
+        "en": "This lab was rebuilt for the new scenario, model or write path; the {changes} change(s) you made in "
+              "the previous one (injections, erasures, added messages) were left behind with it.",
+        "zh": "已按新的场景、模型或写入路径重建实验；你在上一个实验中做的 {changes} 项改动（注入、删除、添加的消息）随之丢弃。",
+    },
+    "engine.lab_released_idle": {
+        "en": "Your earlier lab was unused for {minutes} minutes and was cleared to free the server; this is a fresh one.",
+        "zh": "你之前的实验已闲置 {minutes} 分钟，为释放服务器资源已被清理；这是一个新的实验。",
+    },
+    "engine.lab_released_full": {
+        "en": "The server holds a limited number of labs and yours was the least recently used, so it was cleared; "
+              "this is a fresh one.",
+        "zh": "服务器可保留的实验数量有限，你的实验最久未使用，已被清理；这是一个新的实验。",
+    },
 }
 
 

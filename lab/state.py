@@ -31,6 +31,7 @@ from memory.schema import parse_time, validate_text
 
 from . import WINDOW_CAPACITY, WRITE_PATHS
 from .i18n import LANGUAGES, t
+from .rooms import COOKIE, valid_lab_id
 
 DEFAULTS = MemoryConfig()
 DEFAULT_SCENARIO = "workshop_en"
@@ -52,12 +53,15 @@ SETTINGS_KEY = "lab.settings"
 UPLOAD_KEY = "scenario_upload"
 UPLOAD_PREFIX = "upload-"
 """Start of ``Settings.scenario_key`` for an uploaded scenario (then the sha1 of its bytes, 12 hex digits)."""
-FOLDER_KEY = "lab.folder"
-"""This browser session's folder under the store location (kept across "reset lab")."""
 JOB_KEY = "lab.ingest_job"
 """This session's latest background load of a scenario (lab.loading.IngestJob), for pages and tests."""
 LAB_ID_KEY = "lab.id"
-"""This session's lab generation: part of the workspace name, renewed by "reset lab"."""
+"""This browser's lab id (lab/rooms.py)."""
+COOKIE_SET_KEY = "lab.cookie_set"
+RESET_KEY = "lab.reset"
+"""Set by "reset lab"; the next open_lab releases the lab."""
+COOKIE_SECONDS = 7 * 24 * 3600
+"""How long the browser keeps its lab id (the lab itself goes when idle: MEMORY_LAB_IDLE_MINUTES)."""
 MAX_UPLOAD_MESSAGES_ENV = "MEMORY_MAX_UPLOAD_MESSAGES"
 """Environment variable: the most messages an uploaded scenario may hold (each is embedded and stored)."""
 DEFAULT_MAX_UPLOAD_MESSAGES = 2_000
@@ -185,16 +189,30 @@ def config_from(values: dict[str, Any]) -> tuple[MemoryConfig | None, str | None
 
 
 def lab_id() -> str:
-    """This session's lab id (created on first use)."""
+    """This browser's lab id: the one its cookie names (a reload, a second tab), else a new one (created on first
+    use; :func:`remember_lab` puts it in the cookie)."""
     if LAB_ID_KEY not in st.session_state:
-        st.session_state[LAB_ID_KEY] = uuid.uuid4().hex[:8]
+        cookie = valid_lab_id(st.context.cookies.get(COOKIE))
+        st.session_state[LAB_ID_KEY] = cookie or uuid.uuid4().hex
     return st.session_state[LAB_ID_KEY]
 
 
+def remember_lab(container: Any) -> None:
+    """Once per session, when the browser's cookie does not name this session's lab yet: a script that sets it,
+    so a reload (F5) finds the lab again. The cookie holds a random id only (no setting, no data); it is sent
+    to this server alone and is never in a link, so a shared link shares settings, not a lab."""
+    lab = lab_id()
+    if st.context.cookies.get(COOKIE) == lab or st.session_state.get(COOKIE_SET_KEY):
+        return
+    st.session_state[COOKIE_SET_KEY] = True
+    container.html(f"<script>document.cookie = '{COOKIE}={lab}; path=/; max-age={COOKIE_SECONDS}; "
+                   "samesite=strict';</script>", unsafe_allow_javascript=True, width="content")
+
+
 def reset_lab() -> None:
-    """on_click of "reset lab": a new lab id, so a fresh workspace; the session-scoped manager cache (one entry)
-    then releases the old workspace, which drops its collection and text file."""
-    st.session_state[LAB_ID_KEY] = uuid.uuid4().hex[:8]
+    """on_click of "reset lab": the next page run releases this browser's lab (lab.engine.open_lab), so it
+    starts again from the scenario; the old workspace's collection and text file are dropped."""
+    st.session_state[RESET_KEY] = True
 
 
 def reset_defaults() -> None:
@@ -357,6 +375,7 @@ def render_sidebar() -> Settings:
                    help=t("sidebar.reset_lab_help"), icon=":material/delete_sweep:")
     sidebar.caption(t("sidebar.share"))
     _report_dropped(sidebar, asked)
+    remember_lab(sidebar)
     current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path)
     st.session_state[SETTINGS_KEY] = current
     return current

@@ -128,6 +128,19 @@ def chroma_client(location: StoreLocation):
         return _CLIENTS[key]
 
 
+def release_client(data_dir: Path) -> bool:
+    """Close and forget the embedded Chroma client of ``data_dir`` (its files and threads are let go), so the
+    folder can be deleted; False when this process holds none. The caller guarantees no store of the folder is
+    used any more (the lab: after dropping a released lab's workspaces)."""
+    key = (str(Path(data_dir).resolve()), None, None)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(key, None)
+    if client is None:
+        return False
+    client.close()
+    return True
+
+
 def workspace_key(workspace: str, embedder_name: str) -> str:
     """The file name stem of a workspace's text store: a hash of (workspace, embedder), so two different
     names never share a file (``团队一`` and ``团队二``, ``a/b`` and ``a:b``, long names differing at the end);

@@ -422,7 +422,7 @@ def test_injections_stay_in_their_session():
     assert int(metric(first, "Records shown")) == 78 + 3
     second = open_app("lab/pages/inspector.py", embedder="lexical")
     assert int(metric(second, "Records shown")) == 78
-    assert second.session_state["lab.folder"] != first.session_state["lab.folder"]
+    assert second.session_state["lab.id"] != first.session_state["lab.id"]
 
 
 def test_reset_lab_throws_injections_away():
@@ -438,7 +438,7 @@ def test_reset_lab_throws_injections_away():
 def test_a_session_folder_holds_only_its_live_workspace(lab_env):
     """Switching scenario or embedder, or resetting the lab, releases the old workspace (collection and text)."""
     at = open_app(embedder="lexical")
-    folder = lab_env / "lab" / at.session_state["lab.folder"]
+    folder = lab_env / "lab" / at.session_state["lab.id"]
 
     def text_files():
         return sorted(p.name for p in (folder / "text").glob("*.sqlite3"))

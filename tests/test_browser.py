@@ -231,6 +231,17 @@ def test_injections_show_only_in_their_own_session(browser, server):
         _wait_idle(first)
         assert _records_shown(first) == 78 + 3 + 1 + 2  # noise x3, the neighbour's note, stale + update
         _check(first, "inspector-view-after-injections")
+        first.reload(timeout=LOAD_TIMEOUT_MS)  # F5: a new Streamlit session, the same browser and lab
+        first.wait_for_selector("[data-testid='stMetric']", timeout=LOAD_TIMEOUT_MS)
+        _wait_idle(first)
+        assert _records_shown(first) == 78 + 3 + 1 + 2, "a reload must keep the lab"
+        second.reload(timeout=LOAD_TIMEOUT_MS)
+        second.wait_for_selector("[data-testid='stMetric']", timeout=LOAD_TIMEOUT_MS)
+        _wait_idle(second)
+        assert _records_shown(second) == 78, "the other browser's reload still finds its own lab"
+        cookies = [{c["name"]: c["value"] for c in context.cookies()} for context in contexts]
+        assert cookies[0].get("mgl_lab") and cookies[0]["mgl_lab"] != cookies[1].get("mgl_lab")
+        assert cookies[0]["mgl_lab"] not in first.url, "the lab is never in a link"
     finally:
         for context in contexts:
             context.close()

@@ -1,0 +1,198 @@
+"""Labs that outlive a browser session, bounded for a room: a reload (F5) finds the participant's lab again.
+
+A *lab* is what one browser did: its folder under the store location and its workspaces (one per
+scenario x write path x model, each a MemoryManager with its injections and erasures). The browser is
+recognised by a random id kept in a cookie (:data:`COOKIE`, set by the page itself: lab/state.py), not by
+the URL, so a shared link shares settings and never a lab. The labs of the process live in one
+:class:`Room`; nothing in it depends on Streamlit, so the bounds are tested directly:
+
+* ``MEMORY_LAB_IDLE_MINUTES`` (default :data:`DEFAULT_IDLE_MINUTES`): a lab nobody opened for that long is
+  released when anyone next opens a lab: its workspaces (collections and text files), its Chroma client and
+  its folder;
+* ``MEMORY_LAB_MAX_LABS`` (default :data:`DEFAULT_MAX_LABS`): past that many labs, the least recently used
+  is released first (a lab whose scenario is still loading in the background is never released);
+* :data:`WORKSPACES_PER_LAB`: a lab holds one workspace at a time. Switching scenario, model or write path
+  releases the previous one (the lab's folder then holds only its live workspace, so the erasure page's
+  scan of that folder searches nothing but the lab it verifies).
+
+A browser whose lab was released, or whose switch threw changes away (injections, erasures, added
+messages), is told so once (:meth:`Room.take_notice`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Hashable, TypeVar
+
+COOKIE = "mgl_lab"
+"""The cookie holding a browser's lab id."""
+LAB_ID = re.compile(r"[0-9a-f]{32}")
+"""A lab id: 128 random bits in hex (uuid4().hex). A cookie of any other shape is ignored."""
+IDLE_ENV = "MEMORY_LAB_IDLE_MINUTES"
+MAX_LABS_ENV = "MEMORY_LAB_MAX_LABS"
+DEFAULT_IDLE_MINUTES = 90.0
+"""A workshop session's length: a participant who pauses for a talk finds their lab again."""
+DEFAULT_MAX_LABS = 60
+"""Two labs per participant of a room of 30 (a second browser, a private window). Each lab costs a Chroma
+client (about 6.5 MB and a dozen file descriptors) and its folder: 60 stay under the default limit of
+1,024 descriptors (bench/room.py measures them)."""
+WORKSPACES_PER_LAB = 1
+MAX_NOTICES = 1_000
+"""Released lab ids remembered for their one notice (oldest forgotten first)."""
+
+V = TypeVar("V")
+Key = Hashable
+
+
+@dataclass
+class _Lab(Generic[V]):
+    used: float
+    workspaces: OrderedDict = field(default_factory=OrderedDict)
+    """workspace key -> value, least recently used first."""
+
+
+@dataclass(frozen=True)
+class Released:
+    """Why a lab went: ``idle`` (minutes unused), ``full`` (the room's cap, least recently used first), or
+    ``replaced`` (a switch released a workspace holding ``changes`` of the participant's own)."""
+
+    reason: str
+    minutes: float
+    changes: int = 0
+
+
+class Room(Generic[V]):
+    """The process's labs: ``lab id -> {workspace key -> value}``, released by idleness and by count.
+
+    ``release(value)`` frees one workspace (it must not raise); ``release_lab(lab_id)`` frees what a lab holds
+    beyond its workspaces (its folder); ``busy(value)`` says a workspace must not be released now (a running
+    load); ``changes(value)`` counts what a participant did to a workspace (a switch that drops some says so).
+    Releases run outside the room's lock.
+    """
+
+    def __init__(self, *, release: Callable[[V], None], release_lab: Callable[[str], None] = lambda _: None,
+                 busy: Callable[[V], bool] = lambda _: False, changes: Callable[[V], int] = lambda _: 0,
+                 max_labs: int = DEFAULT_MAX_LABS,
+                 idle_seconds: float = DEFAULT_IDLE_MINUTES * 60, per_lab: int = WORKSPACES_PER_LAB,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if max_labs < 1 or per_lab < 1 or not idle_seconds > 0:
+            raise ValueError(f"a room needs max_labs >= 1, per_lab >= 1 and idle_seconds > 0, got {max_labs}, "
+                             f"{per_lab}, {idle_seconds}")
+        self._release, self._release_lab, self._busy, self._changes = release, release_lab, busy, changes
+        self.max_labs, self.idle_seconds, self.per_lab = max_labs, idle_seconds, per_lab
+        self._clock = clock
+        self._labs: OrderedDict[str, _Lab[V]] = OrderedDict()  # least recently used first
+        self._notices: OrderedDict[str, Released] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_env(cls, environ=os.environ, **kw) -> "Room[V]":
+        """A room bounded by MEMORY_LAB_MAX_LABS and MEMORY_LAB_IDLE_MINUTES (ValueError naming a bad one)."""
+        return cls(max_labs=_env_number(environ, MAX_LABS_ENV, DEFAULT_MAX_LABS, int),
+                   idle_seconds=60 * _env_number(environ, IDLE_ENV, DEFAULT_IDLE_MINUTES, float), **kw)
+
+    def get(self, lab_id: str, key: Key, create: Callable[[], V]) -> V:
+        """The lab's workspace ``key``, created on first use; marks the lab used and releases what the bounds
+        say must go (never this lab)."""
+        now = self._clock()
+        with self._lock:
+            lab = self._labs.get(lab_id)
+            if lab is None:
+                lab = self._labs[lab_id] = _Lab(now)
+            lab.used = now
+            self._labs.move_to_end(lab_id)
+            value = lab.workspaces.get(key)
+            if value is None:
+                value = lab.workspaces[key] = create()
+            lab.workspaces.move_to_end(key)
+            going = self._over_per_lab(lab_id, lab) + self._reclaim(now, keep=lab_id)
+        self._run(going)
+        return value
+
+    def release(self, lab_id: str) -> int:
+        """Release one lab now (the sidebar's "reset lab"); returns its workspace count."""
+        with self._lock:
+            lab = self._labs.pop(lab_id, None)
+        if lab is None:
+            return 0
+        self._run([(lab_id, list(lab.workspaces.values()), True)])
+        return len(lab.workspaces)
+
+    def release_all(self) -> None:
+        """Release every lab (a process shutting down, a test)."""
+        with self._lock:
+            labs, self._labs = self._labs, OrderedDict()
+        self._run([(lab_id, list(lab.workspaces.values()), True) for lab_id, lab in labs.items()])
+
+    def take_notice(self, lab_id: str) -> Released | None:
+        """Why this browser's lab was released, once (None when it was not, or was already told)."""
+        with self._lock:
+            return self._notices.pop(lab_id, None)
+
+    def labs(self) -> dict[str, int]:
+        """lab id -> its workspace count, least recently used first."""
+        with self._lock:
+            return {lab_id: len(lab.workspaces) for lab_id, lab in self._labs.items()}
+
+    def _over_per_lab(self, lab_id: str, lab: _Lab[V]) -> list[tuple[str, list[V], bool]]:
+        """Under the lock: the lab's workspaces past ``per_lab``, least recently used first (a running load
+        among them is cancelled by its release)."""
+        extra = [lab.workspaces.pop(k) for k in list(lab.workspaces)[: -self.per_lab]]
+        changes = sum(self._changes(v) for v in extra)
+        if changes:
+            self._remember(lab_id, Released("replaced", 0.0, changes))
+        return [(lab_id, extra, False)] if extra else []
+
+    def _reclaim(self, now: float, *, keep: str) -> list[tuple[str, list[V], bool]]:
+        """Under the lock: take idle labs, then the least recently used past the cap, out of the room."""
+        going = []
+        for lab_id, lab in list(self._labs.items()):
+            idle = now - lab.used
+            if lab_id == keep or any(self._busy(v) for v in lab.workspaces.values()):
+                continue
+            if idle >= self.idle_seconds:
+                going.append(self._take(lab_id, Released("idle", idle / 60)))
+            elif len(self._labs) > self.max_labs:
+                going.append(self._take(lab_id, Released("full", idle / 60)))
+        return going
+
+    def _take(self, lab_id: str, why: Released) -> tuple[str, list[V], bool]:
+        lab = self._labs.pop(lab_id)
+        self._remember(lab_id, why)
+        return lab_id, list(lab.workspaces.values()), True
+
+    def _remember(self, lab_id: str, why: Released) -> None:
+        self._notices[lab_id] = why
+        self._notices.move_to_end(lab_id)
+        while len(self._notices) > MAX_NOTICES:
+            self._notices.popitem(last=False)
+
+    def _run(self, going: list[tuple[str, list[V], bool]]) -> None:
+        for lab_id, values, whole in going:
+            for value in values:
+                self._release(value)
+            if whole:
+                self._release_lab(lab_id)
+
+
+def _env_number(environ, name: str, default, kind):
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be greater than 0, got {raw!r}")
+    return value
+
+
+def valid_lab_id(raw: str | None) -> str | None:
+    """``raw`` when it has the shape of a lab id, else None (a cookie is the browser's to send: never trusted)."""
+    return raw if isinstance(raw, str) and LAB_ID.fullmatch(raw) else None

@@ -1,0 +1,139 @@
+"""The room of labs (lab/rooms.py): a reload finds its lab; idle labs and labs past the cap are released with
+their folder and Chroma client; a switch that throws a participant's changes away says so.
+
+The Room tests use plain values and a fake clock (they are about the bounds, not about a store); the AppTests
+at the end use the real lab (real Chroma in a temp folder, the lexical embedder: they are about folders)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import streamlit as st
+
+from lab import engine, rooms
+from lab.rooms import Released, Room, valid_lab_id
+from memory.store import _CLIENTS
+from tests.test_app import lab_env, open_app  # noqa: F401 - lab_env is a fixture used below
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_room(**kw):
+    released, folders, clock = [], [], Clock()
+    room = Room(release=released.append, release_lab=folders.append, clock=clock, **kw)
+    return room, released, folders, clock
+
+
+def test_the_same_lab_id_finds_the_same_workspace_and_another_id_its_own():
+    room, released, _, _ = make_room()
+    first = room.get("a" * 32, "workshop", lambda: object())
+    assert room.get("a" * 32, "workshop", lambda: object()) is first  # a reload
+    assert room.get("b" * 32, "workshop", lambda: object()) is not first  # another browser
+    assert released == []
+
+
+def test_an_idle_lab_is_released_with_its_folder_and_told_once():
+    room, released, folders, clock = make_room(idle_seconds=600)
+    room.get("idle", "w", lambda: "idle-w")
+    clock.now = 300
+    room.get("active", "w", lambda: "active-w")
+    assert released == []  # 5 minutes idle: kept
+    clock.now = 601
+    room.get("active", "w", lambda: "unused")
+    assert released == ["idle-w"] and folders == ["idle"]
+    assert room.labs() == {"active": 1}
+    notice = room.take_notice("idle")
+    assert notice.reason == "idle" and notice.minutes == pytest.approx(601 / 60)
+    assert room.take_notice("idle") is None
+
+
+def test_past_the_cap_the_least_recently_used_lab_goes_first():
+    room, released, folders, clock = make_room(max_labs=2)
+    for i, lab in enumerate(["a", "b", "c"]):
+        clock.now = i
+        room.get(lab, "w", lambda lab=lab: f"{lab}-w")
+        if lab == "b":
+            room.get("a", "w", lambda: "never")  # a is used again: b is now the least recent
+    assert released == ["b-w"] and folders == ["b"]
+    assert list(room.labs()) == ["a", "c"]
+    assert room.take_notice("b").reason == "full"
+
+
+def test_a_lab_still_loading_is_never_reclaimed():
+    loading = {"big-w"}
+    room, released, _, clock = make_room(max_labs=1, idle_seconds=10, busy=lambda v: v in loading)
+    room.get("big", "w", lambda: "big-w")
+    clock.now = 100
+    room.get("other", "w", lambda: "other-w")
+    assert released == [] and set(room.labs()) == {"big", "other"}
+    loading.clear()
+    room.get("other", "w", lambda: "unused")
+    assert released == ["big-w"]
+
+
+def test_a_switch_releases_the_previous_workspace_and_counts_the_changes_it_held():
+    changes = {"raw": 3, "facts": 0}
+    room, released, folders, _ = make_room(changes=lambda v: changes[v])
+    room.get("lab", ("workshop", "raw"), lambda: "raw")
+    room.get("lab", ("workshop", "facts"), lambda: "facts")
+    assert released == ["raw"] and folders == []  # the lab and its folder stay
+    assert room.take_notice("lab") == Released("replaced", 0.0, 3)
+    room.get("lab", ("workshop", "raw"), lambda: "raw")
+    assert room.take_notice("lab") is None  # nothing of the participant's was in "facts"
+
+
+def test_reset_releases_the_whole_lab():
+    room, released, folders, _ = make_room()
+    room.get("lab", "w", lambda: "w")
+    assert room.release("lab") == 1 and released == ["w"] and folders == ["lab"]
+    assert room.release("lab") == 0
+
+
+def test_bounds_come_from_the_environment_and_a_bad_one_is_named():
+    room = Room.from_env({rooms.MAX_LABS_ENV: "5", rooms.IDLE_ENV: "1.5"}, release=lambda _: None)
+    assert room.max_labs == 5 and room.idle_seconds == 90
+    for bad in ("0", "-3", "many", "nan"):
+        with pytest.raises(ValueError, match=rooms.MAX_LABS_ENV):
+            Room.from_env({rooms.MAX_LABS_ENV: bad}, release=lambda _: None)
+
+
+def test_only_a_lab_id_shaped_cookie_is_used():
+    good = "0123456789abcdef" * 2
+    assert valid_lab_id(good) == good
+    for bad in (None, "", good[:-1], good.upper(), good + "0", "../" + good[3:], good[:31] + "\n"):
+        assert valid_lab_id(bad) is None
+
+
+# --- the real lab ----------------------------------------------------------------------------------------
+
+def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_env, monkeypatch):
+    monkeypatch.setenv(rooms.MAX_LABS_ENV, "1")
+    st.cache_resource.clear()  # the room reads its bounds when it is created
+    first = open_app("lab/pages/pollution.py", embedder="lexical")
+    folder = lab_env / "lab" / first.session_state["lab.id"]
+    assert (folder / "chroma" / "chroma.sqlite3").exists()
+    assert str(folder.resolve()) in {key[0] for key in _CLIENTS}
+    second = open_app("lab/pages/pollution.py", embedder="lexical")
+    assert second.session_state["lab.id"] != first.session_state["lab.id"]
+    assert not folder.exists(), os.listdir(folder)
+    assert str(folder.resolve()) not in {key[0] for key in _CLIENTS}
+    first.run()  # the first participant comes back: a fresh lab, and a word about the old one
+    assert not first.exception
+    assert any("least recently used" in i.value for i in first.info), [i.value for i in first.info]
+    assert (folder / "chroma" / "chroma.sqlite3").exists()
+
+
+def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(lab_env):
+    at = open_app("lab/pages/pollution.py", embedder="lexical")
+    at.button(key="pollution.inject.noise").click().run()
+    at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
+    assert not at.exception
+    assert any("3 change(s)" in i.value for i in at.info), [i.value for i in at.info]
+    assert engine.room().labs() == {at.session_state["lab.id"]: 1}
