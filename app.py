@@ -1,6 +1,7 @@
 """Memory Governance Lab: the router. Page config, the shared sidebar, then the current page.
 
-Run with ``streamlit run app.py``. Pages live in lab/pages/ and are listed in lab.PAGES. The sidebar's
+Run with ``streamlit run app.py``. Pages live in lab/pages/ and are listed in lab.PAGES; the guided lesson
+(lab/lesson.py) sits in the sidebar and, while it runs, above the page. The sidebar's
 embedder (MiniLM by default) starts loading in a background thread once the first run of the process has drawn its page
 (lab.models; a page that needs it starts it sooner), so the model's imports do not slow the first
 page, which then waits for the model under a status element.
@@ -8,16 +9,21 @@ page, which then waits for the model under a status element.
 
 import streamlit as st
 
-from lab import PAGES, models
+from lab import PAGES, lesson, models
 from lab.i18n import t
-from lab.state import render_sidebar
+from lab.state import render_sidebar, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
 settings = render_sidebar()
+defaults = widget_defaults()
+lesson.render_sidebar(st.sidebar, defaults)
 try:
-    st.navigation([
-        st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path, default=page.default)
-        for page in PAGES
-    ]).run()
+    pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
+                                    default=page.default) for page in PAGES}
+    navigation = st.navigation(list(pages.values()))
+    if target := lesson.goto():  # a lesson step or a preset was clicked: its page
+        st.switch_page(pages[target], query_params={})  # the bound widgets put their new values back in the URL
+    lesson.render_banner(defaults)
+    navigation.run()
 finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
     models.start(settings.embedder)

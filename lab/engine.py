@@ -36,7 +36,7 @@ from memory import (
 )
 from memory.calibration import config_for
 from memory.embedders import Embedder
-from memory.ingest import Ingestor
+from memory.ingest import Ingestor, LogEntry
 from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
 from memory.store import StoreLocation, release_client
@@ -131,7 +131,7 @@ def _loading(live: "_Live") -> bool:
 
 def _changes(live: "_Live") -> int:
     """What a participant did to a workspace: injected or added messages and erasures."""
-    return len(live.data.injected) + len(live.data.erased_ids)
+    return len(live.data.injected) + len(live.data.erased_ids) + len(live.data.added)
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda labs: labs.release_all())
@@ -154,15 +154,16 @@ def _workspace(scenario_key: str, embedder_name: str, write_path: str, location:
 
 
 def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Message], *,
-          progress: Callable[[int, int], None] | None = None) -> None:
-    """Write messages the way the sidebar's write path says: as-is (no ingestor) or through the Ingestor.
+          progress: Callable[[int, int], None] | None = None) -> list[LogEntry]:
+    """Write messages the way the sidebar's write path says: as-is (no ingestor) or through the Ingestor; the write
+    path's decisions ([] for as-is).
 
     Either way every message also enters its user's recent window (and so the summary), in order.
     """
     if ingestor is None:
         manager.add_many(messages, progress=progress)
-    else:
-        ingestor.ingest_many(messages, progress=progress)
+        return []
+    return ingestor.ingest_many(messages, progress=progress)
 
 
 def lab_location(lab: str) -> StoreLocation:
@@ -186,6 +187,8 @@ class LabData:
     """message id -> injection kind, for messages the lab added."""
     erased_ids: set[str] = field(default_factory=set)
     """message ids of users erased in this lab."""
+    added: set[str] = field(default_factory=set)
+    """message ids the participant wrote (recall page, "Add a message")."""
     partial: tuple[int, int] | None = None
     """(written, total) when loading the scenario was cancelled part way; None when it loaded whole."""
     notes: dict[str, object] = field(default_factory=dict)
@@ -245,15 +248,18 @@ class Lab:
         """Blind and governed recall under the sidebar's config (re-ranks cached candidates)."""
         return govern(self.candidates(owner, query, as_of), self.config, token_counter=cached_count_tokens)
 
-    def add(self, messages: list[Message], *, kind: str | None = None) -> None:
+    def add(self, messages: list[Message], *, kind: str | None = None, own: bool = False) -> list[LogEntry]:
         """Write messages into the workspace (through the sidebar's write path) and remember their labels
-        (and injection kind)."""
-        write(self.manager, self.ingestor, messages)
+        (and injection kind, or that the participant wrote them); the write path's decisions."""
+        entries = write(self.manager, self.ingestor, messages)
         for m in messages:
             self.data.labels[m.id] = tuple(m.labels)
             if kind:
                 self.data.injected[m.id] = kind
+            if own:
+                self.data.added.add(m.id)
         self.data.version += 1
+        return entries
 
     def trace(self, records: list[MemoryRecord]) -> dict:
         """trace.json: what this lab holds and did (records with labels, config, injections, last recall and

@@ -565,6 +565,145 @@ TEXT: dict[str, dict[str, str]] = {
               "this is a fresh one.",
         "zh": "服务器可保留的实验数量有限，你的实验最久未使用，已被清理；这是一个新的实验。",
     },
+    # --- the guided lesson (lab/lesson.py) ---
+    "lesson.title": {"en": "Guided lesson (7 steps)", "zh": "引导课程（7 步）"},
+    "lesson.step": {"en": "Lesson step {n} of {total}", "zh": "课程第 {n} 步，共 {total} 步"},
+    "lesson.previous": {"en": "Previous step", "zh": "上一步"},
+    "lesson.next": {"en": "Next step", "zh": "下一步"},
+    "lesson.leave": {"en": "Leave the lesson", "zh": "退出课程"},
+    "lesson.presets": {"en": "Presets", "zh": "预设"},
+    "lesson.preset.seed": {"en": "The seed article's demo", "zh": "原文示例"},
+    "lesson.preset.seed.help": {
+        "en": "The Chinese column scenario of the source article, scored by word overlap with its own weights.",
+        "zh": "原文的中文专栏场景，按词重叠打分，使用原文的权重。",
+    },
+    "lesson.preset.strict": {"en": "Strict", "zh": "严格"},
+    "lesson.preset.strict.help": {
+        "en": "A high threshold (0.45), three memories at most and faster decay: less noise, more misses.",
+        "zh": "高阈值（0.45）、最多三条记忆、更快的衰减：噪声更少，遗漏更多。",
+    },
+    "lesson.blind.title": {"en": "Blind top-k", "zh": "盲目 top-k"},
+    "lesson.blind.look": {
+        "en": "Threshold 0 and k = 10, raw write path: both columns fill all ten slots with the nearest memories. "
+              "Count the polluted rows (the pollution column): governed recall is as polluted as blind top-k, because "
+              "with no threshold nothing is dropped.",
+        "zh": "阈值为 0、k = 10、原样写入：两列都用最相近的记忆填满十个位置。数一数被污染的行（污染列）："
+              "没有阈值时什么都不会被丢弃，治理召回与盲目 top-k 一样被污染。",
+    },
+    "lesson.threshold.title": {"en": "Similarity threshold", "zh": "相似度阈值"},
+    "lesson.threshold.look": {
+        "en": "Threshold 0.30: weak matches are dropped, each with its reason in the candidate table. Governed recall "
+              "keeps a few memories and fewer polluted ones, but the stale 500,000 budget is still among them.",
+        "zh": "阈值 0.30：弱匹配被丢弃，每条的原因都在候选表中。治理召回只保留少数记忆，被污染的也更少，"
+              "但过时的 500,000 预算仍在其中。",
+    },
+    "lesson.decay.title": {"en": "Time decay", "zh": "时间衰减"},
+    "lesson.decay.look": {
+        "en": "Decay rate 0.5: the recency term of older memories shrinks (recency and score columns), yet the stale "
+              "budget is still recalled. Decay only re-orders; retiring a fact that was updated is the write path's job.",
+        "zh": "衰减率 0.5：较旧记忆的时近项变小（看时近与得分列），但过时的预算仍被召回。"
+              "衰减只会调整顺序；让被更新的事实退役是写入路径的工作。",
+    },
+    "lesson.write_path.title": {"en": "Write path: atomic facts", "zh": "写入路径：原子事实"},
+    "lesson.write_path.look": {
+        "en": "The atomic-fact write path (the lab's default) judged “cut to 300,000” an update of the 500,000 "
+              "budget and retired the old value: governed recall now leads with the current budget and the stale one "
+              "is gone. The Dedup page shows each decision and its version chain.",
+        "zh": "原子事实写入路径（本实验的默认值）把“削减到 300,000”判为对 500,000 预算的更新，并让旧值退役："
+              "治理召回现在以当前预算开头，过时的预算消失了。去重页展示每个决定及其版本链。",
+    },
+    "lesson.pollution.title": {"en": "Inject pollution", "zh": "注入污染"},
+    "lesson.pollution.look": {
+        "en": "Inject each kind with one click and compare blind and governed: isolation keeps the other user's data "
+              "out, the write path retires the stale fact, and noise phrased like the question passes any threshold "
+              "(the page says so when it does).",
+        "zh": "一键注入各类污染，对比盲目与治理：隔离挡住其他用户的数据，写入路径让过时事实退役，"
+              "而措辞像问题本身的噪声能通过任何阈值（出现时页面会说明）。",
+    },
+    "lesson.erasure.title": {"en": "Erase a user", "zh": "删除一个用户"},
+    "lesson.erasure.look": {
+        "en": "Plant canaries, erase the user and read the report: every path (window, summary, texts, vectors, "
+              "Chroma's file, the disk) is searched again and must hold nothing of theirs.",
+        "zh": "植入金丝雀，删除该用户并阅读报告：每条路径（窗口、摘要、文本、向量、Chroma 文件、磁盘）都会被重新检索，"
+              "必须不留下该用户的任何内容。",
+    },
+    "lesson.study.title": {"en": "Tune on labelled data", "zh": "在标注数据上调参"},
+    "lesson.study.look": {
+        "en": "The threshold sweep on labelled queries: precision rises and recall falls as the threshold climbs. "
+              "Where would you set it for this model?",
+        "zh": "在标注查询上扫描阈值：阈值升高时精确率上升、召回率下降。对这个模型，你会把阈值设在哪里？",
+    },
+    # --- why governed recall still holds pollution (lab.views.leaked_kinds; recall and pollution pages) ---
+    "why.title": {"en": "Why governed recall still holds pollution here:", "zh": "治理召回在这里仍含污染的原因："},
+    "why.worse": {
+        "en": "Governed recall is not less polluted than blind top-k for this query. Why:",
+        "zh": "对这个查询，治理召回并不比盲目 top-k 更干净。原因：",
+    },
+    "why.noise": {
+        "en": "noise phrased like the question is as similar to it as a real memory: no similarity threshold tells "
+              "them apart (catch it when writing, or filter by source).",
+        "zh": "措辞像问题本身的噪声与问题的相似度和真实记忆一样高：任何相似度阈值都分不开它们（应在写入时拦截，或按来源过滤）。",
+    },
+    "why.stale.raw": {
+        "en": "the raw write path keeps an old value next to its update; the atomic-fact write path retires it.",
+        "zh": "原样写入会把旧值与它的更新并存；原子事实写入路径会让旧值退役。",
+    },
+    "why.stale.facts": {
+        "en": "the write path did not read this message as an update of the stored fact (see the Dedup page's decisions).",
+        "zh": "写入路径没有把这条消息判为对已存事实的更新（见去重页的决定）。",
+    },
+    "why.contradiction": {
+        "en": "a contradiction is as relevant to the question as the fact it contradicts; only the write path can "
+              "decide which one stands.",
+        "zh": "矛盾的说法与被它反驳的事实对问题同样相关；只有写入路径能决定哪一个成立。",
+    },
+    "why.forbidden": {
+        "en": "a memory this question must not use is similar to it; recall governs by similarity, time and owner, "
+              "not by purpose.",
+        "zh": "本问题不应使用的记忆与问题相似；召回治理依据相似度、时间和归属，而不是用途。",
+    },
+    "why.other": {
+        "en": "another user's or erased data reached governed recall: that is a defect, please report it.",
+        "zh": "其他用户的数据或已删除的数据进入了治理召回：这是缺陷，请报告。",
+    },
+    # --- teaching affordances of the recall page (lab/teaching.py) ---
+    "ab.title": {"en": "Compare settings: A and B", "zh": "对比设置：A 与 B"},
+    "ab.pin": {"en": "Pin these settings as A", "zh": "把当前设置固定为 A"},
+    "ab.unpin": {"en": "Unpin A", "zh": "取消固定 A"},
+    "ab.hint": {
+        "en": "Pin the current settings as A, then move the sliders: B is always the sidebar's settings, and both "
+              "re-rank the same candidates.",
+        "zh": "先把当前设置固定为 A，再拖动滑块：B 始终是侧栏的设置，两者对同一批候选重新排序。",
+    },
+    "ab.governed": {"en": "Governed recall, {side}", "zh": "治理召回，{side}"},
+    "add.title": {"en": "Add a message as {user}", "zh": "以 {user} 的身份添加一条消息"},
+    "add.label": {"en": "Your message", "zh": "你的消息"},
+    "add.placeholder": {"en": "e.g. The campaign budget is 350,000 yuan now.", "zh": "例如：活动预算现在是 35 万元。"},
+    "add.button": {"en": "Write it", "zh": "写入"},
+    "add.empty": {"en": "Type a message first.", "zh": "请先输入一条消息。"},
+    "add.refused": {"en": "Not written: {error}", "zh": "未写入：{error}"},
+    "add.stored_raw": {
+        "en": "Stored as-is (write path “raw”): it is one more record, and an old value stays active beside it.",
+        "zh": "已原样存储（写入链路“raw”）：它只是又一条记录，旧值仍与它并存。",
+    },
+    "add.no_fact": {
+        "en": "The write path found no fact to keep in it (a question or small talk); it is in the recent window only.",
+        "zh": "写入路径没有从中提取出要保存的事实（提问或闲聊）；它只进入近期窗口。",
+    },
+    "add.col.fact": {"en": "fact", "zh": "事实"},
+    "add.col.decision": {"en": "decision", "zh": "决定"},
+    "add.col.reason": {"en": "why", "zh": "原因"},
+    "verdict.duplicate": {"en": "duplicate", "zh": "重复"},
+    "verdict.update": {"en": "update", "zh": "更新"},
+    "verdict.coexist": {"en": "coexist", "zh": "并存"},
+    "verdict.new": {"en": "new", "zh": "新增"},
+    "export.title": {"en": "Export for slides", "zh": "导出到幻灯片"},
+    "export.markdown": {"en": "This comparison (Markdown)", "zh": "本次对比（Markdown）"},
+    "export.csv": {"en": "Candidate table (CSV)", "zh": "候选表（CSV）"},
+    "export.chart": {
+        "en": "The chart's camera button (top right of the chart) saves it as a PNG image.",
+        "zh": "图表右上角的相机按钮可把图表保存为 PNG 图片。",
+    },
 }
 
 
@@ -591,6 +730,15 @@ def labels(prefix: str, codes) -> Callable[[str], str]:
     (Streamlit's test harness formats values that way), where it falls back to English.
     """
     return {code: t(f"{prefix}.{code}") for code in codes}.__getitem__
+
+
+def explain_leaks(leaked: list[str], write_path: str) -> list[str]:
+    """One sentence per pollution kind governed recall still holds (lab.views.leaked_kinds), in the UI's language."""
+    lines = []
+    for kind in leaked:
+        key = f"why.{kind}.{write_path}" if kind == "stale" else f"why.{kind}"
+        lines.append(f"{t(f'kind.{kind}')}: {t(key if key in TEXT else 'why.other')}")
+    return lines
 
 
 def explain_drop(stage: str, reason: str, params: dict) -> str:

@@ -30,8 +30,9 @@ from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shippe
 from memory.schema import parse_time, validate_text
 
 from . import WINDOW_CAPACITY, WRITE_PATHS
-from .i18n import LANGUAGES, t
+from .i18n import LANGUAGES, explain_leaks, t
 from .rooms import COOKIE, valid_lab_id
+from .views import leaked_kinds
 
 DEFAULTS = MemoryConfig()
 DEFAULT_SCENARIO = "workshop_en"
@@ -48,7 +49,7 @@ ORIGIN_KEY = "lab.threshold_origin"
 """(scale, value, re-mapped value) of the last re-map: switching back untouched restores the exact value."""
 LAB_MODELS_ENV = "MEMORY_LAB_MODEL_DIRS"
 """Instructor's setting: local sentence-transformers folders offered in the embedder picker (os.pathsep-separated)."""
-DEFAULT_WRITE_PATH = "raw"
+DEFAULT_WRITE_PATH = "facts"
 SETTINGS_KEY = "lab.settings"
 UPLOAD_KEY = "scenario_upload"
 UPLOAD_PREFIX = "upload-"
@@ -215,6 +216,11 @@ def reset_lab() -> None:
     st.session_state[RESET_KEY] = True
 
 
+def widget_defaults() -> dict[str, Any]:
+    """Every sidebar widget's default value by key (the language excepted: a participant keeps theirs)."""
+    return {knob.key: knob.default for knob in KNOBS} | CHOICE_DEFAULTS
+
+
 def reset_defaults() -> None:
     """on_click of the reset control: every bound widget back to its default (and so out of the URL)."""
     for knob in KNOBS:
@@ -352,6 +358,7 @@ def render_sidebar() -> Settings:
         )
         upload = st.file_uploader(t("sidebar.upload"), type=["json"], key=UPLOAD_KEY, help=t("sidebar.upload_help"))
         write_path = st.selectbox(t("sidebar.write_path"), WRITE_PATHS, key="write_path", bind="query-params",
+                                  index=WRITE_PATHS.index(DEFAULT_WRITE_PATH),
                                   help=t("sidebar.write_path_help"))
     scenario, scenario_key, scenario_error = load_shipped(str(shipped[stem])), stem, None
     if upload is not None:
@@ -499,3 +506,17 @@ def pick_target(lab) -> tuple[tuple[str, str], QueryChoice] | None:
     with right:
         choice = pick_query(lab.queries_of(owner), now=lab.now(), max_chars=lab.config.max_message_chars)
     return (owner, choice) if choice else None
+
+
+def explain_pollution(result, kinds, write_path: str, *, polluted_blind: int) -> None:
+    """Next to the numbers: why governed recall still holds pollution, kind by kind (a warning when it is not less
+    polluted than blind top-k, a caption otherwise; nothing when it is clean)."""
+    leaked = leaked_kinds(result, kinds)
+    if not leaked:
+        return
+    polluted_governed = sum(1 for h in result.governed if kinds(h.record))
+    lines = "\n".join(f"- {line}" for line in explain_leaks(leaked, write_path))
+    if polluted_governed >= polluted_blind:
+        st.warning(f"{t('why.worse')}\n\n{lines}", icon=":material/info:")
+    else:
+        st.caption(f"{t('why.title')}\n\n{lines}")

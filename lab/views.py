@@ -213,3 +213,12 @@ def records_frame(records: list[MemoryRecord], labels: dict[str, tuple[str, ...]
 
 def _id(record: MemoryRecord) -> str:
     return record.message_id or record.memory_id
+
+
+def leaked_kinds(result: RecallResult, kinds: KindsOf) -> list[str]:
+    """The pollution kinds that governed recall still holds, most frequent first (what the page must explain)."""
+    seen: dict[str, int] = {}
+    for hit in result.governed:
+        for kind in kinds(hit.record):
+            seen[kind] = seen.get(kind, 0) + 1
+    return sorted(seen, key=lambda k: (-seen[k], k))

@@ -172,7 +172,7 @@ def test_sidebar_survives_a_slider_change(spec):
 @pytest.mark.parametrize("embedder", ["lexical", "minilm"])
 def test_threshold_slider_never_increases_governed_count(embedder):
     _, _, q, cands = direct(embedder, "workshop_en")
-    at = open_app(embedder=embedder)
+    at = open_app(embedder=embedder, write_path="raw")  # compared with an engine that stores messages as-is
     shown = []
     for threshold in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
         at.sidebar.slider(key="threshold").set_value(threshold).run()
@@ -186,7 +186,7 @@ def test_threshold_slider_never_increases_governed_count(embedder):
 
 def test_top_k_slider_follows_engine():
     _, _, q, cands = direct("lexical", "workshop_en")
-    at = open_app(embedder="lexical")
+    at = open_app(embedder="lexical", write_path="raw")  # compared with an as-is engine
     assert at.selectbox(key="q").value == q.query, "the page opens on the user's first labelled query"
     for top_k in (1, 3, 8, 20, 50):
         at.sidebar.slider(key="top_k").set_value(top_k).run()
@@ -197,7 +197,7 @@ def test_top_k_slider_follows_engine():
 
 def test_decay_rate_slider_rescores_candidates():
     _, _, _, cands = direct("lexical", "workshop_en")
-    at = open_app(embedder="lexical")
+    at = open_app(embedder="lexical", write_path="raw")  # compared with an as-is engine
     for decay in (0.0, 0.05, 0.5):
         at.sidebar.slider(key="decay_rate").set_value(decay).run()
         shown = frame_with(at, "stage").set_index("memory_id")
@@ -393,7 +393,7 @@ def _pollution(at: AppTest) -> pd.DataFrame:
 
 @pytest.mark.parametrize("embedder, stem", [("lexical", "workshop_en"), ("minilm", "seed_demo_zh")])
 def test_injections_are_counted_by_kind(embedder, stem):
-    at = open_app("lab/pages/pollution.py", embedder=embedder, scenario=stem)
+    at = open_app("lab/pages/pollution.py", embedder=embedder, scenario=stem, write_path="raw")  # the honest-state note
     baseline = _pollution(at)
     blind_before = baseline.iloc[:, 0].copy()
     for kind in ("noise", "private", "stale", "contradiction", "erased"):
@@ -416,17 +416,17 @@ def test_injections_are_counted_by_kind(embedder, stem):
 
 
 def test_injections_stay_in_their_session():
-    first = open_app("lab/pages/pollution.py", embedder="lexical")
+    first = open_app("lab/pages/pollution.py", embedder="lexical", write_path="raw")  # one record per message
     first.button(key="pollution.inject.noise").click().run()
     first.switch_page("lab/pages/inspector.py").run()
     assert int(metric(first, "Records shown")) == 78 + 3
-    second = open_app("lab/pages/inspector.py", embedder="lexical")
+    second = open_app("lab/pages/inspector.py", embedder="lexical", write_path="raw")
     assert int(metric(second, "Records shown")) == 78
     assert second.session_state["lab.id"] != first.session_state["lab.id"]
 
 
 def test_reset_lab_throws_injections_away():
-    at = open_app("lab/pages/pollution.py", embedder="lexical")
+    at = open_app("lab/pages/pollution.py", embedder="lexical", write_path="raw")  # one record per message
     at.button(key="pollution.inject.stale").click().run()
     at.switch_page("lab/pages/inspector.py").run()
     assert int(metric(at, "Records shown")) == 80
@@ -509,7 +509,7 @@ def test_owner_labels_are_one_per_owner():
 # --- inspector -----------------------------------------------------------------------------------------
 
 def test_inspector_table_filters_and_exports():
-    at = open_app("lab/pages/inspector.py", embedder="lexical")
+    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="raw")  # one record per message
     table = frame_with(at, "security_level")
     assert len(table) == 78
     for column in ("memory_id", "tenant_id", "user_id", "session_id", "category", "security_level", "created_at",

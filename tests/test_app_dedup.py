@@ -167,7 +167,7 @@ def scripted_chain(embedder, language: str):
 
 def test_version_chain_of_the_scripted_conversation(lexical):
     expected = scripted_chain(lexical, "en")
-    at = open_app(PAGE, embedder="lexical")
+    at = open_app(PAGE, embedder="lexical", write_path="raw")
     chain = frame_with(at, "superseded_by")
     assert list(chain["version"]) == [r.version for r in expected] == [1, 2, 3]
     assert list(chain["content"]) == [r.content for r in expected]

@@ -86,7 +86,7 @@ def test_first_page_draws_while_the_model_is_still_loading(gated_model):
 
 
 def test_large_upload_loads_in_the_background_and_stores_every_record():
-    at = open_app()  # MiniLM, the shipped scenario (small: loads in the page's run)
+    at = open_app(write_path="raw")  # MiniLM, the shipped scenario (small: loads in the page's run); as-is records
     assert JOB_KEY not in at.session_state
     data = _upload_bytes(300)
     total = len(json.loads(data)["messages"])
@@ -130,7 +130,7 @@ class _Turnstile:
 
 
 def test_cancel_stops_the_load_between_batches_and_the_rest_loads_on_request(monkeypatch):
-    at = open_app()
+    at = open_app(write_path="raw")  # one record per message: the stored count is the batches written
     data = _upload_bytes(650)
     total = len(json.loads(data)["messages"])
     assert total > 2 * LOAD_BATCH, "at least three batches"

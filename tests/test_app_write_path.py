@@ -54,7 +54,7 @@ def test_facts_write_path_deprecates_the_stale_fact(embedder, stem):
 
 
 def test_raw_write_path_keeps_both_active():
-    at = open_app(POLLUTION, embedder="lexical")
+    at = open_app(POLLUTION, embedder="lexical", write_path="raw")
     assert at.session_state["lab.settings"].write_path == "raw"
     old, new, _, _ = _inject_stale(at)
     assert not old["deprecated"] and old["in_governed"] and new["in_governed"]
@@ -67,7 +67,8 @@ def test_facts_workspace_holds_what_the_ingestor_stores(lexical):
     manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=lexical, location=StoreLocation(),
                             workspace=f"facts-{uuid.uuid4().hex[:8]}")
     Ingestor(manager).ingest_many(scenario.messages)
-    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="facts")
+    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="raw")
+    at.sidebar.selectbox(key="write_path").set_value("facts").run()
     table = frame_with(at, "security_level")
     assert len(table) == manager.store.count() and len(table) != len(scenario.messages)
     assert table["memory_id"].str.startswith("fact-").all()
@@ -82,7 +83,8 @@ def test_facts_workspace_holds_what_the_ingestor_stores(lexical):
     summary, recent = views.window_view(manager, tenant_id=q.tenant_id, user_id=q.user_id, window_size=6)
     assert int(metric(at, "Recent window messages")) == len(recent) == 6, "the Ingestor keeps the window"
     assert int(metric(at, "Summary characters")) == len(summary) > 0
-    at.sidebar.button(key="reset_defaults").click().run()
-    assert at.session_state["lab.settings"].write_path == "raw"
+    at.sidebar.selectbox(key="write_path").set_value("raw").run()
     assert len(frame_with(at, "stage")) == sum(1 for m in scenario.messages if (m.tenant_id, m.user_id) ==
                                                (q.tenant_id, q.user_id)), "raw: one record per message again"
+    at.sidebar.button(key="reset_defaults").click().run()
+    assert at.session_state["lab.settings"].write_path == "facts", "facts is the default write path"

@@ -217,13 +217,13 @@ def test_injections_show_only_in_their_own_session(browser, server):
     contexts = [browser.new_context(viewport={"width": 1500, "height": 2600}) for _ in range(2)]
     try:
         first, second = (c.new_page() for c in contexts)
-        _open(first, f"{server}/pollution-view?embedder=lexical", chart=True)
+        _open(first, f"{server}/pollution-view?embedder=lexical&write_path=raw", chart=True)  # one record per message
         for kind in ("Noise", "Another user's private data", "Stale fact + update"):
             first.get_by_role("button", name=kind, exact=True).click()
             _wait_idle(first)
         first.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
         _check(first, "pollution-view-after-injections")
-        _open(second, f"{server}/inspector-view?embedder=lexical", chart=False)
+        _open(second, f"{server}/inspector-view?embedder=lexical&write_path=raw", chart=False)
         assert _records_shown(second) == 78
         first.get_by_role("link", name="Inspector").click()
         _wait_idle(first)
@@ -398,7 +398,7 @@ def _visible(page, text: str) -> None:
 
 
 def test_erase_clicked_twice_erases_only_the_named_user(page, server):
-    _open(page, f"{server}/erasure-view?embedder=lexical&user=acme/bob", chart=True)
+    _open(page, f"{server}/erasure-view?embedder=lexical&user=acme/bob&write_path=raw", chart=True)  # a record per message
     page.get_by_role("button", name="Plant 3 canaries").click()
     _visible(page, "Canaries planted: CANARY-")
     page.get_by_role("button", name="Erase acme/bob", exact=True).dblclick()

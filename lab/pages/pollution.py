@@ -116,6 +116,8 @@ def main() -> None:
         _render_side(t("pollution.before"), before, kinds)
     with right:
         _render_side(t("pollution.after"), after, kinds)
+    state.explain_pollution(after, kinds, lab.settings.write_path,
+                            polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
     table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
                                   [h.record for h in sandbox_after])
     st.plotly_chart(figures.pollution_by_kind(table, text={c: t(f"pollution.col.{c}") for c in table.columns

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
+from lab import MEMORY_TEXT_COLUMN, engine, figures, state, teaching, views
 from lab.i18n import explain_drop, kinds_label, t
 
 PAGE = "recall"
@@ -86,7 +86,9 @@ def main() -> None:
     result = lab.recall(owner, choice.text, choice.as_of)
     lab.data.notes["last_recall"] = result  # for trace.json
     kinds = lab.kinds_for(owner, choice.labelled)
-    _render_metrics(views.counts(result, kinds), config)
+    counts = views.counts(result, kinds)
+    _render_metrics(counts, config)
+    state.explain_pollution(result, kinds, lab.settings.write_path, polluted_blind=counts.polluted_blind)
     left, right = st.columns(2)
     with left:
         _render_side(t("recall.blind"), t("recall.blind_caption", k=config.top_k), result.blind, kinds)
@@ -94,6 +96,12 @@ def main() -> None:
         _render_side(t("recall.governed"), t("recall.governed_caption"), result.governed, kinds)
     _render_candidates(result, kinds, config, state.settings().embedder)
     _render_context(lab, result, config)
+    teaching.render_ab(lab.candidates(owner, choice.text, choice.as_of), config, kinds)
+    teaching.render_add(lab, owner, state.owner_label(*owner))
+    teaching.render_export(result, kinds, candidates=views.candidate_frame(result, kinds, explain=explain_drop),
+                           summary=lambda: teaching.summary_markdown(
+                               query=choice.text, user=state.owner_label(*owner), embedder=lab.settings.embedder,
+                               write_path=lab.settings.write_path, config=config, result=result, kinds=kinds))
 
 
 main()

@@ -1,0 +1,131 @@
+"""The guided lesson and the presets: one click sets the page, the sidebar and the pickers, one line says what to look at.
+
+Each step is a :class:`Step`: a page of ``lab.PAGES`` and the widget values it needs (sidebar knobs and choices,
+the user and query pickers). A click stores the values in the session (the bound widgets then put them in the
+URL, so a step's page is also a link to share) and remembers the step, and ``app.py`` opens the step's page.
+The step's line stays above every page until the participant leaves the lesson.
+
+What each line claims is measured, not hoped: tests/test_lesson.py runs every step and checks its claim on the
+default scenario (workshop_en, acme/alice, "What is the campaign budget now?"). Steps 1 to 3 use the ``raw``
+write path on purpose: they show what recall-time governance can and cannot do (a threshold drops weak matches;
+decay only re-orders; neither retires a stale fact), step 4 switches to the atomic-fact write path (the lab's
+default), which does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from . import PAGES
+from .i18n import t
+from .state import DEFAULT_SCALE, ORIGIN_KEY, REMAP_KEY, SCALE_KEY
+
+STEP_KEY = "lab.lesson_step"
+"""The lesson step the participant is on (an index into STEPS), absent outside the lesson."""
+GOTO_KEY = "lab.goto"
+"""A page url path to open on this run (set by a step's or a preset's click; app.py switches to it)."""
+
+USER, QUERY = "acme/alice", "What is the campaign budget now?"
+"""The first screen's user and labelled query: a budget that was cut from 500,000 to 300,000 yuan."""
+FIRST_SCREEN = {"scenario": "workshop_en", "embedder": "minilm", "user": USER, "q": QUERY}
+"""Steps name their model: what a step's line claims was measured with it (``auto`` would pick e5 in Chinese)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One click of the lesson: ``lesson.<key>.title`` and ``lesson.<key>.look`` in lab/i18n.py."""
+
+    key: str
+    page: str
+    """A url path of lab.PAGES."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """Widget key -> value; sidebar values not named here go back to their defaults."""
+
+
+STEPS: tuple[Step, ...] = (
+    Step("blind", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.0, "top_k": 10}),
+    Step("threshold", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.3, "top_k": 10}),
+    Step("decay", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.3, "top_k": 10,
+                                  "decay_rate": 0.5}),
+    Step("write_path", "recall-view", {**FIRST_SCREEN, "write_path": "facts", "threshold": 0.3, "top_k": 10}),
+    Step("pollution", "pollution-view", {**FIRST_SCREEN, "write_path": "facts"}),
+    Step("erasure", "erasure-view", {"scenario": "workshop_en", "user": "globex/carol", "write_path": "facts"}),
+    Step("study", "study-view", {}),
+)
+
+PRESETS: dict[str, Step] = {
+    "seed": Step("seed", "recall-view", {"lang": "zh", "scenario": "seed_demo_zh", "embedder": "lexical",
+                                         "window_size": 4, "threshold": 0.22, "top_k": 8, "alpha": 1.0, "beta": 0.0,
+                                         "gamma": 0.0}),
+    "strict": Step("strict", "recall-view", {**FIRST_SCREEN, "threshold": 0.45, "top_k": 3, "decay_rate": 0.1}),
+}
+"""The seed article's demo (the Chinese column, lexical scoring, its own weights) and a strict configuration."""
+
+
+def _apply(step: Step, defaults: dict[str, Any]) -> None:
+    """on_click: every sidebar value back to its default, then the step's own values; open its page next.
+    The similarity knobs are on the step's model's scale (the defaults on MiniLM's): nothing is re-mapped."""
+    for key, value in {**defaults, **step.values}.items():
+        st.session_state[key] = value
+    embedder = step.values.get("embedder", "auto")
+    st.session_state[SCALE_KEY] = DEFAULT_SCALE if embedder == "auto" else embedder
+    st.session_state.pop(REMAP_KEY, None)
+    st.session_state.pop(ORIGIN_KEY, None)
+    st.session_state[GOTO_KEY] = step.page
+
+
+def start(index: int, defaults: dict[str, Any]) -> None:
+    """on_click of a step: go to step ``index``."""
+    st.session_state[STEP_KEY] = index
+    _apply(STEPS[index], defaults)
+
+
+def preset(name: str, defaults: dict[str, Any]) -> None:
+    """on_click of a preset: its settings; leaves the lesson."""
+    st.session_state.pop(STEP_KEY, None)
+    _apply(PRESETS[name], defaults)
+
+
+def leave() -> None:
+    st.session_state.pop(STEP_KEY, None)
+
+
+def goto() -> str | None:
+    """The page a click asked for on this run (once), as a url path of lab.PAGES."""
+    page = st.session_state.pop(GOTO_KEY, None)
+    return page if page in {p.url_path for p in PAGES} else None
+
+
+def render_sidebar(container: Any, defaults: dict[str, Any]) -> None:
+    """The lesson's steps and the presets, in an expander of the sidebar."""
+    current = st.session_state.get(STEP_KEY)
+    with container.expander(t("lesson.title"), expanded=current is not None, icon=":material/school:"):
+        for i, step in enumerate(STEPS):
+            st.button(f"{i + 1}. {t(f'lesson.{step.key}.title')}", key=f"lesson.step.{i}", on_click=start,
+                      args=(i, defaults), width="stretch", type="primary" if i == current else "secondary")
+        st.caption(t("lesson.presets"))
+        for name in PRESETS:
+            st.button(t(f"lesson.preset.{name}"), key=f"lesson.preset.{name}", on_click=preset, args=(name, defaults),
+                      width="stretch", help=t(f"lesson.preset.{name}.help"))
+
+
+def render_banner(defaults: dict[str, Any]) -> None:
+    """Above the page: the current step's line on what to look at, with the previous and next steps."""
+    current = st.session_state.get(STEP_KEY)
+    if current is None or not 0 <= current < len(STEPS):
+        return
+    step = STEPS[current]
+    with st.container(border=True):
+        st.markdown(f"**{t('lesson.step', n=current + 1, total=len(STEPS))} · {t(f'lesson.{step.key}.title')}**  \n"
+                    f"{t(f'lesson.{step.key}.look')}")
+        back, forward, done = st.columns(3)
+        if current > 0:
+            back.button(t("lesson.previous"), key="lesson.previous", on_click=start, args=(current - 1, defaults),
+                        icon=":material/arrow_back:", width="stretch")
+        if current + 1 < len(STEPS):
+            forward.button(t("lesson.next"), key="lesson.next", on_click=start, args=(current + 1, defaults),
+                           icon=":material/arrow_forward:", width="stretch", type="primary")
+        done.button(t("lesson.leave"), key="lesson.leave", on_click=leave, icon=":material/close:", width="stretch")
