@@ -25,6 +25,8 @@ from .state import DEFAULT_SCALE, ORIGIN_KEY, REMAP_KEY, SCALE_KEY
 
 STEP_KEY = "lab.lesson_step"
 """The lesson step the participant is on (an index into STEPS), absent outside the lesson."""
+STEP_PARAM = "lesson"
+"""The URL parameter naming the step (1-based): a reload, or a link an instructor shares, keeps the step's line."""
 GOTO_KEY = "lab.goto"
 """A page url path to open on this run (set by a step's or a preset's click; app.py switches to it)."""
 
@@ -91,6 +93,13 @@ def preset(name: str, defaults: dict[str, Any]) -> None:
 
 def leave() -> None:
     st.session_state.pop(STEP_KEY, None)
+    st.query_params.pop(STEP_PARAM, None)
+
+
+def _step_from_url() -> int | None:
+    """The step the URL names (``?lesson=2``; a session's first run), or None; anything else is ignored."""
+    raw = st.query_params.get(STEP_PARAM, "")
+    return int(raw) - 1 if raw.isdigit() and 1 <= int(raw) <= len(STEPS) else None
 
 
 def goto() -> str | None:
@@ -114,9 +123,12 @@ def render_sidebar(container: Any, defaults: dict[str, Any]) -> None:
 
 def render_banner(defaults: dict[str, Any]) -> None:
     """Above the page: the current step's line on what to look at, with the previous and next steps."""
+    if STEP_KEY not in st.session_state and (linked := _step_from_url()) is not None:
+        st.session_state[STEP_KEY] = linked  # the link carries the step's settings already
     current = st.session_state.get(STEP_KEY)
     if current is None or not 0 <= current < len(STEPS):
         return
+    st.query_params[STEP_PARAM] = str(current + 1)
     step = STEPS[current]
     with st.container(border=True):
         st.markdown(f"**{t('lesson.step', n=current + 1, total=len(STEPS))} · {t(f'lesson.{step.key}.title')}**  \n"

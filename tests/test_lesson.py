@@ -132,3 +132,15 @@ def test_after_each_injection_governed_is_never_more_polluted_than_blind_or_the_
         warned = any(w.value.startswith("Governed recall is not less polluted") for w in at.warning)
         shown.append((kind, blind, governed, warned))
         assert governed < blind or governed == blind == 0 or warned, shown
+
+
+def test_a_lesson_link_opens_its_step_and_leaving_takes_it_out_of_the_url():
+    """docs/lab.md gives every step as a link (?lesson=N plus its settings): a reload or a shared link keeps the line."""
+    at = open_app(write_path="raw", top_k="10", decay_rate="0.5", lesson="3")
+    assert "Lesson step 3 of 7" in " ".join(m.value for m in at.markdown)
+    assert at.query_params["lesson"] in ("3", ["3"])
+    at.button(key="lesson.leave").click().run()
+    assert "lesson" not in at.query_params
+    assert "Lesson step" not in " ".join(m.value for m in at.markdown)
+    for bad in ("0", "8", "x", "-1"):
+        assert "Lesson step" not in " ".join(m.value for m in open_app(lesson=bad).markdown), bad
