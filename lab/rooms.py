@@ -54,6 +54,9 @@ class _Lab(Generic[V]):
     used: float
     workspaces: OrderedDict = field(default_factory=OrderedDict)
     """workspace key -> value, least recently used first."""
+    creating: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a workspace of this lab is created (outside the room's lock: other labs do not wait for it);
+    a lab creating one is never released."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,20 @@ class Room(Generic[V]):
     def get(self, lab_id: str, key: Key, create: Callable[[], V]) -> V:
         """The lab's workspace ``key``, created on first use; marks the lab used and releases what the bounds
         say must go (never this lab)."""
+        lab = self._touch(lab_id)
+        with lab.creating:  # two tabs of one browser opening a new workspace at once create it once
+            value = lab.workspaces.get(key)
+            if value is None:
+                value = create()
+            with self._lock:
+                self._labs.setdefault(lab_id, lab)  # back in, should the room have let it go meanwhile
+                lab.workspaces[key] = value
+                lab.workspaces.move_to_end(key)
+                going = self._over_per_lab(lab_id, lab) + self._reclaim(self._clock(), keep=lab_id)
+        self._run(going)
+        return value
+
+    def _touch(self, lab_id: str) -> _Lab[V]:
         now = self._clock()
         with self._lock:
             lab = self._labs.get(lab_id)
@@ -106,13 +123,7 @@ class Room(Generic[V]):
                 lab = self._labs[lab_id] = _Lab(now)
             lab.used = now
             self._labs.move_to_end(lab_id)
-            value = lab.workspaces.get(key)
-            if value is None:
-                value = lab.workspaces[key] = create()
-            lab.workspaces.move_to_end(key)
-            going = self._over_per_lab(lab_id, lab) + self._reclaim(now, keep=lab_id)
-        self._run(going)
-        return value
+            return lab
 
     def release(self, lab_id: str) -> int:
         """Release one lab now (the sidebar's "reset lab"); returns its workspace count."""
@@ -153,7 +164,7 @@ class Room(Generic[V]):
         going = []
         for lab_id, lab in list(self._labs.items()):
             idle = now - lab.used
-            if lab_id == keep or any(self._busy(v) for v in lab.workspaces.values()):
+            if lab_id == keep or lab.creating.locked() or any(self._busy(v) for v in lab.workspaces.values()):
                 continue
             if idle >= self.idle_seconds:
                 going.append(self._take(lab_id, Released("idle", idle / 60)))

@@ -137,3 +137,26 @@ def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(l
     assert not at.exception
     assert any("3 change(s)" in i.value for i in at.info), [i.value for i in at.info]
     assert engine.room().labs() == {at.session_state["lab.id"]: 1}
+
+
+def test_creating_a_workspace_does_not_hold_other_labs_and_happens_once_per_lab():
+    import threading
+
+    room, released, _, _ = make_room()
+    started, finish, made = threading.Event(), threading.Event(), []
+
+    def slow():
+        made.append("slow")
+        started.set()
+        finish.wait(10)
+        return "slow-w"
+
+    tabs = [threading.Thread(target=room.get, args=("a", "w", slow)) for _ in range(2)]
+    tabs[0].start()
+    assert started.wait(10)
+    tabs[1].start()  # a second tab of the same browser waits for the first creation
+    assert room.get("b", "w", lambda: "b-w") == "b-w", "another browser is not held up"
+    finish.set()
+    for tab in tabs:
+        tab.join(10)
+    assert made == ["slow"] and room.get("a", "w", lambda: "never") == "slow-w" and released == []
