@@ -17,16 +17,14 @@ and .md (via bench.common.write_results).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import write_results
+from memory import reading
+from memory.extract import DEFAULT_READ_CHARS, extract
 
-from bench.common import write_results  # noqa: E402
-from memory import reading  # noqa: E402
-from memory.extract import DEFAULT_READ_CHARS, extract  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 INPUTS = {
     "I repeated": lambda n: ("I " * n)[:n],

@@ -23,13 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: python bench/heap_fill.py
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    __package__ = "bench"
+from memory.heap import PROCESS_ENV
 
-from memory.heap import PROCESS_ENV  # noqa: E402
-
-from .common import write_results  # noqa: E402
+from .common import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("off", "on", "env")

@@ -27,19 +27,14 @@ import random
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: python bench/ingest_throughput.py
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    __package__ = "bench"
+from tqdm import tqdm
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation, make_embedder  # noqa: E402
-from memory.extract import extract_facts  # noqa: E402
-from memory.ingest import Ingestor  # noqa: E402
+from memory import MemoryConfig, MemoryManager, Message, StoreLocation, make_embedder
+from memory.extract import extract_facts
+from memory.ingest import Ingestor
 
-from tqdm import tqdm  # noqa: E402
-
-from .common import SyntheticEmbedder, peak_rss_mb, write_results  # noqa: E402
+from .common import SyntheticEmbedder, peak_rss_mb, write_results
 
 T0 = 1_780_000_000.0
 FACTS_PER_USER = 100

@@ -10,7 +10,7 @@ The 10,000 memories have real texts and synthetic vectors (``q * a + noise``, no
 ``a`` spread over [0, 1]) so similarities cover the whole threshold range; embedding 10,000 texts
 with MiniLM would only make the set-up slower, not the measured rerun.
 
-    python bench/slider_rerun.py [--memories 10000] [--repeats 7]
+    python -m bench.slider_rerun [--memories 10000] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -20,20 +20,17 @@ import json
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from lab import figures, views
+from lab.pollution import kinds_of
+from memory import MemoryConfig, MemoryManager, MemoryRecord, StoreLocation, govern, make_embedder
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from memory import MemoryConfig, MemoryManager, MemoryRecord, StoreLocation, govern, make_embedder  # noqa: E402
-
-from lab import figures, views  # noqa: E402
-from lab.pollution import kinds_of  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "slider_rerun.json"
 OWNER = ("bench", "user")

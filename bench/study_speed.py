@@ -14,27 +14,25 @@ script reports
 
 Written to bench/results/study_speed.json and .md.
 
-    python bench/study_speed.py [--dataset locomo:PATH] [--mode dense|hybrid]
+    python -m bench.study_speed [--dataset locomo:PATH] [--mode dense|hybrid]
     python -m bench study_speed [--quick]      (--quick: the first conversation only)
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import write_results
+from memory.datasets import Dataset, load_dataset
+from memory.embedders import length_batches, make_embedder, padded_tokens
+from memory.study import DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, run_study
 
-from bench.common import write_results  # noqa: E402
-from memory.datasets import Dataset, load_dataset  # noqa: E402
-from memory.embedders import length_batches, make_embedder, padded_tokens  # noqa: E402
-from memory.study import DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, run_study  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
 OLD_WRITE_BATCH = 64

@@ -14,24 +14,22 @@ and reports ``ratio = (rank_s + full_sweep_s) / (rank_s + one_setting_s)``: the 
 whole study relative to a one-setting study. Re-embedding per setting would make it about
 ``settings``. Written to bench/results/study_sweep.json.
 
-    python bench/study_sweep.py [--dataset locomo:PATH|PATH] [--mode dense|lexical|hybrid] [--embedder minilm|lexical]
+    python -m bench.study_sweep [--dataset locomo:PATH|PATH] [--mode dense|lexical|hybrid] [--embedder minilm|lexical]
     python -m bench study_sweep [--quick]      (--quick: the workshop scenario instead of LoCoMo)
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import write_results
+from memory.datasets import load_dataset
+from memory.retrieval import rank
+from memory.study import sweep
 
-from bench.common import write_results  # noqa: E402
-from memory.datasets import load_dataset  # noqa: E402
-from memory.retrieval import rank  # noqa: E402
-from memory.study import sweep  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
 GRID = {"thresholds": "0.1:0.9:0.05", "top_ks": "5,10", "decay_rates": "0,0.05"}

@@ -25,14 +25,13 @@ import time
 from concurrent.futures import wait as futures_wait
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from memory import (
-    Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern, make_embedder,
+    Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern,
 )
 from memory.calibration import config_for
 from memory.embedders import Embedder

@@ -24,6 +24,6 @@ __all__ = [
     "Candidates", "ConfigError", "ErasedError", "Ingestor", "Context", "DataFileError", "Dropped", "Embedder", "EmbedderError",
     "EraseReport", "Hit", "IdentifierError", "InputError", "LexicalEmbedder", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck",
-    "RecallResult", "Scenario", "SentenceTransformerEmbedder", "StoreLocation", "govern",
+    "RecallResult", "Scenario", "SentenceTransformerEmbedder", "StoreLocation", "WriteError", "govern",
     "load_scenario", "make_embedder", "parse_scenario", "replay",
 ]

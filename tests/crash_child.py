@@ -1,19 +1,16 @@
 """Child process for tests/test_crash_safety.py: ingest a synthetic scenario into a data folder.
 
-Usage: python tests/crash_child.py DATA_DIR [raw|facts]. Prints "recovered N" once the store is open
+Usage (from the repository root): python -m tests.crash_child DATA_DIR [raw|facts]. Prints "recovered N" once the store is open
 (after rolling forward any journaled plan), then one line per batch, then "done".
 """
 
+import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, parse_scenario  # noqa: E402
-from memory.ingest import Ingestor  # noqa: E402
-from memory.synth import SynthSpec, generate_scenario  # noqa: E402
-
-import json  # noqa: E402
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, parse_scenario
+from memory.ingest import Ingestor
+from memory.synth import SynthSpec, generate_scenario
 
 SPEC = SynthSpec(users=4, tenants=2, messages=160, seed=2)
 

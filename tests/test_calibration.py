@@ -190,7 +190,11 @@ def test_score_scales_file_is_up_to_date():
         assert set(shipped[kind]) == set(fresh[kind]) == set(EMBEDDER_NAMES)
         for name, values in fresh[kind].items():
             assert len(values) == len(PERCENTS)
-            assert np.allclose(values, shipped[kind][name], atol=1e-3), (kind, name)
+            # e5 runs 4-bit kernels in numpy whose sums depend on the CPU's vector units: the same file gave
+            # percentiles 1.1e-3 apart on two machines of this project. A changed model or scenario moves them
+            # by far more (a changed pair file moved minilm's by > 0.01).
+            tolerance = 3e-3 if name == "e5" else 1e-3
+            assert np.allclose(values, shipped[kind][name], atol=tolerance), (kind, name)
 
 
 def test_config_for_carries_threshold_and_bands_to_the_models_scale():

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message
 
 WORKERS = 8
 PER_WORKER = 12

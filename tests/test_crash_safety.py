@@ -4,7 +4,6 @@ The child uses the lexical embedder (a real embedder, the seed's scorer) so each
 second rather than a model load; this test is about the write path's crash safety, not the model.
 """
 
-import json
 import os
 import random
 import signal
@@ -15,17 +14,15 @@ import time
 import pytest
 
 from memory import LexicalEmbedder, MemoryManager, StoreLocation
+from tests.crash_child import messages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHILD = os.path.join(ROOT, "tests", "crash_child.py")
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-from crash_child import messages  # noqa: E402
 
 
 def _run(data_dir, mode, *, kill_after=None):
     """Run the child; with kill_after=N, SIGKILL it once N batch lines were seen plus a random short delay."""
-    proc = subprocess.Popen([sys.executable, CHILD, str(data_dir), mode], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.crash_child", str(data_dir), mode], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     for line in proc.stdout:
         lines.append(line.strip())

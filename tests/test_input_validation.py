@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, StoreLocation
 from memory.errors import ConfigError, DataFileError, IdentifierError, InputError
 from memory.lifecycle import forget, set_valid_until
 from memory.scenario import MAX_JSON_DEPTH, parse_scenario

@@ -1,6 +1,5 @@
 """The reliability report: passes on the real engine, and really detects a leak when a guard is removed."""
 
-import pytest
 
 from memory.reliability import check_erasure, check_isolation, run_report
 

@@ -113,7 +113,7 @@ def test_only_a_lab_id_shaped_cookie_is_used():
 
 # --- the real lab ----------------------------------------------------------------------------------------
 
-def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_env, monkeypatch):
+def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_env, monkeypatch):  # noqa: F811
     monkeypatch.setenv(rooms.MAX_LABS_ENV, "1")
     st.cache_resource.clear()  # the room reads its bounds when it is created
     first = open_app("lab/pages/pollution.py", embedder="lexical")
@@ -130,7 +130,7 @@ def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_e
     assert (folder / "chroma" / "chroma.sqlite3").exists()
 
 
-def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(lab_env):
+def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(lab_env):  # noqa: F811
     at = open_app("lab/pages/pollution.py", embedder="lexical")
     at.button(key="pollution.inject.noise").click().run()
     at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
