@@ -17,10 +17,12 @@ import pandas as pd
 
 from memory import MemoryConfig, MemoryRecord, Message
 from memory.dedup import (
-    ERROR_KINDS, PairItem, PairReport, PairResult, decide_pairs, error_kind, pair_similarities,
+    ERROR_KINDS, PairItem, PairReport, decide_pairs, error_kind, pair_similarities,
 )
 from memory.embedders import Embedder
 from memory.schema import iso, parse_time
+
+from .reasons import reason_in  # re-exported: the dedup page and lab.teaching call dedup.reason_in
 
 BAND_STEP = 0.01
 """The band sliders' step: :func:`best_bands` searches this grid."""
@@ -42,12 +44,6 @@ def decide(pairs: Sequence[PairItem], sims: Sequence[float], config: MemoryConfi
 def wrong(report: PairReport, rule: str) -> int:
     """Labelled pairs the rule ("plain" or "governed") decides differently from the label."""
     return sum(report.errors(rule).values())
-
-
-def reason_in(item: PairResult | Mapping, lang: str) -> str:
-    """A decision's reason in the lab's language (English when no translation was logged, as in older logs)."""
-    get = item.get if isinstance(item, Mapping) else lambda name, default=None: getattr(item, name, default)
-    return (get("reason_zh") or get("reason")) if lang == "zh" else get("reason")
 
 
 def decision_frame(report: PairReport, lang: str = "en") -> pd.DataFrame:

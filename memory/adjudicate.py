@@ -19,17 +19,16 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Protocol, Sequence
 
 from .config import MemoryConfig
 from .reading import Reading, read_statement
+from .reasons import Reason
 
 Verdict = Literal["duplicate", "update", "coexist", "new"]
 VERDICTS: tuple[str, ...] = ("duplicate", "update", "coexist", "new")
 PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
 """When a fact meets several candidates, the strongest relation wins (a duplicate over an update, ...)."""
-Reasons = dict[str, str]
-"""A decision's reason in the lab's two languages: ``{"en": ..., "zh": ...}``."""
 
 PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
 PARAPHRASE_OVERLAP = 0.5
@@ -62,11 +61,14 @@ class Decision:
     plain_rule: str
     """What the two-band rule alone would do: duplicate, update or new."""
     decision: str
-    """The governed decision: duplicate, update, coexist or new."""
-    reason: str
-    """Why, in a sentence a person can read (English)."""
-    reason_zh: str = ""
-    """The same reason in Chinese (the lab's other language)."""
+    """The governed decision: duplicate, update, coexist or new (``bounded`` for a turn stored raw)."""
+    why: Reason
+    """The rule that fired and its parameters; a UI renders it in its language."""
+
+    @property
+    def reason(self) -> str:
+        """Why, in an English sentence a person can read."""
+        return self.why.text()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -76,7 +78,7 @@ class Decision:
             "plain_rule": self.plain_rule,
             "decision": self.decision,
             "reason": self.reason,
-            "reason_zh": self.reason_zh,
+            **self.why.to_dict(),
         }
 
 
@@ -89,106 +91,99 @@ def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> 
 
 
 def adjudicate(
-    fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None
+    fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None,
+    judge: "Judge | None" = None,
 ) -> Decision:
     """Judge a fact against stored candidates (most similar first) and keep the strongest relation.
 
     ``plain_rule`` is what the two bands say about the most similar candidate, as the
-    A6 gateway would act on it.
+    A6 gateway would act on it. ``judge`` decides each pair (default :func:`judge_reason`, the rules).
     """
     cfg = config or MemoryConfig()
+    decide = judge or judge_reason
     if not candidates:
-        return Decision(fact, None, None, "new", "new", "Nothing comparable is stored for this user and category.",
-                        "这个用户在这一类别下没有可比较的已存事实。")
+        return Decision(fact, None, None, "new", "new", Reason("new.no_candidate"))
     top_ref, top_sim = candidates[0]
-    best: tuple[int, float, CandidateRef, str, Reasons] | None = None
+    best: tuple[int, float, CandidateRef, str, Reason] | None = None
     for ref, sim in candidates:
-        verdict, reasons = judge_reasons(ref.text, fact, sim, config=cfg)
+        verdict, reason = decide(ref.text, fact, sim, config=cfg)
+        if verdict not in PRIORITY:
+            raise ValueError(f"judge {decide!r} returned verdict {verdict!r}; expected one of {', '.join(VERDICTS)}")
         key = (PRIORITY[verdict], -sim)
         if best is None or key < (best[0], -best[1]):
-            best = (PRIORITY[verdict], sim, ref, verdict, reasons)
+            best = (PRIORITY[verdict], sim, ref, verdict, reason)
     assert best is not None
-    _, sim, ref, verdict, reasons = best
+    _, sim, ref, verdict, reason = best
     if verdict == "new":  # report against the nearest candidate
         ref, sim = top_ref, top_sim
-    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reasons["en"], reasons["zh"])
+    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reason)
+
+
+class Judge(Protocol):
+    """Decides one (stored, incoming) pair: the verdict and its :class:`~memory.reasons.Reason`.
+
+    :func:`judge_reason` (the rules) is the default; an :class:`~memory.ingest.Ingestor` takes another with
+    ``judge=...``. The cosine similarity is evidence a judge may use or ignore.
+    """
+
+    def __call__(self, existing: str, incoming: str, similarity: float, *,
+                 config: MemoryConfig) -> tuple[Verdict, Reason]: ...
 
 
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
-          ) -> tuple[str, str]:
+          ) -> tuple[Verdict, str]:
     """The governed decision for one (stored, incoming) pair and its reason (English)."""
-    verdict, reasons = judge_reasons(existing, incoming, similarity, config=config)
-    return verdict, reasons["en"]
+    verdict, reason = judge_reason(existing, incoming, similarity, config=config)
+    return verdict, reason.text()
 
 
-def judge_reasons(existing: str | Reading, incoming: str | Reading, similarity: float, *,
-                  config: MemoryConfig | None = None) -> tuple[str, Reasons]:
-    """:func:`judge` with the reason in English and Chinese (:data:`Reasons`)."""
+def judge_reason(existing: str | Reading, incoming: str | Reading, similarity: float, *,
+                 config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
+    """The rules' decision for one pair, with its :class:`~memory.reasons.Reason` (code, parameters, and the plain
+    rule's verdict where it disagrees)."""
     cfg = config or MemoryConfig()
     old = existing if isinstance(existing, Reading) else read_statement(existing)
     new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
-    verdict, reasons = _judge(old, new, similarity, cfg)
+    verdict, code, params = _judge(old, new, similarity, cfg)
     band = plain_rule(similarity, cfg)
-    if band != verdict:
-        reasons = {"en": reasons["en"] + f" (The plain rule, at similarity {similarity:.2f}, would say {band}.)",
-                   "zh": reasons["zh"] + f"（朴素规则在相似度 {similarity:.2f} 时会判为 {band}。）"}
-    return verdict, reasons
+    return verdict, Reason(code, params, (similarity, band) if band != verdict else None)
 
 
-def _r(en: str, zh: str) -> Reasons:
-    return {"en": en, "zh": zh}
-
-
-def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[str, Reasons]:
+def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[Verdict, str, dict[str, Any]]:
+    """(verdict, reason code, its parameters): the first rule that applies, in order."""
     same_attr = bool(old.attribute) and old.attribute == new.attribute and _subjects_match(old, new)
 
     # 1. qualifiers: facts that hold under different contexts do not replace each other
     if old.context != new.context:
         if old.context and new.context:
-            pair = f"{_show_ctx(old)} vs {_show_ctx(new)}"
+            contexts = {"old_context": old.context, "new_context": new.context}
             if same_attr or _related(old, new):
-                return "coexist", _r(f"Both hold, each in its own context ({pair}); both are kept with their context tags.",
-                                     f"两条都成立，各有其语境（{pair}）；两条都保留，并带上语境标签。")
-            return "new", _r(f"Different contexts ({pair}) and nothing else in common: an unrelated fact.",
-                             f"语境不同（{pair}），也没有其他共同点：这是一条无关的事实。")
+                return "coexist", "coexist.contexts", contexts
+            return "new", "new.other_contexts", contexts
         if same_attr and not _values_equal(old.value, new.value) or (
                 not same_attr and not old.attribute and _substitution(old, new)):
-            general, specific = (old, new) if new.context else (new, old)
-            return "coexist", _r(f"One fact is qualified ({_show_ctx(specific)}) and the other is general, so the "
-                                 "qualified one refines rather than replaces it; both are kept.",
-                                 f"一条带限定语境（{_show_ctx(specific)}），另一条是一般情况：限定的那条是细化而不是取代；"
-                                 "两条都保留。")
+            specific = new if new.context else old
+            return "coexist", "coexist.refines", {"context": specific.context}
 
     # 2. same subject and attribute: compare value and polarity
     if same_attr:
-        label, label_zh = _show_attr(old.attribute), _show_attr(old.attribute, "zh")
+        attribute = {"attribute": old.attribute}
         if old.negated != new.negated:
-            flip = f"{_polarity(old)} -> {_polarity(new)}"
-            flip_zh = f"{_polarity(old, 'zh')} -> {_polarity(new, 'zh')}"
-            return "update", _r(f"Same {label}, but the new fact {'denies' if new.negated else 'affirms'} it "
-                                f"({flip}): the old fact no longer holds.",
-                                f"同一{label_zh}，但新事实{'否定' if new.negated else '肯定'}了它（{flip_zh}）：旧事实不再成立。")
+            return "update", "update.polarity", {**attribute, "old": _show(old.value or old.attribute),
+                                                 "old_negated": old.negated,
+                                                 "new": _show(new.value or new.attribute), "new_negated": new.negated}
         if _values_equal(old.value, new.value):
-            return "duplicate", _r(f"Same {label} with the same value ({_show(new.value)}): a restatement, so the "
-                                   "stored fact is reinforced and no new vector is written.",
-                                   f"同一{label_zh}、同一取值（{_show(new.value)}）：是复述，强化已存事实，不写入新向量。")
+            return "duplicate", "duplicate.same_value", {**attribute, "value": _show(new.value)}
+        change = {**attribute, "old": _show(old.value), "new": _show(new.value)}
         if old.single_valued or new.changed:
-            change = f"{_show(old.value)} -> {_show(new.value)}"
-            return "update", _r(f"Same {label} with a new value ({change}): the old fact is retired and superseded "
-                                "by the new one.",
-                                f"同一{label_zh}有了新取值（{change}）：旧事实被停用，由新事实取代。")
-        values = f"{_show(old.value)}, {_show(new.value)}"
-        return "new", _r(f"{label.capitalize()} can hold several values ({values}); the new one is added "
-                         "beside the old.",
-                         f"{label_zh}可以有多个取值（{values}）；新的与旧的并存。")
+            return "update", "update.value_changed", change
+        return "new", "new.multi_valued", change
 
     # 3. something stopped, or restarted
     if new.ceased and _mentions(old, new.value) and not old.ceased:
-        return "update", _r(f"The new fact says '{_show(new.value)}' ended, which the stored fact describes as current.",
-                            f"新事实说“{_show(new.value)}”已经结束，而已存事实把它描述为现状。")
+        return "update", "update.ceased", {"value": _show(new.value)}
     if old.ceased and _mentions(new, old.value) and not new.ceased:
-        return "update", _r(f"The stored fact says '{_show(old.value)}' ended; the new fact says it holds again.",
-                            f"已存事实说“{_show(old.value)}”已经结束；新事实说它又成立了。")
+        return "update", "update.resumed", {"value": _show(old.value)}
 
     # 3b. a change event ("switched from X to Y") whose old value is what the stored fact states
     moved = _change_event(new.text)
@@ -196,45 +191,28 @@ def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[s
             and not _THIRD_PARTY.search(old.text) and not _THIRD_PARTY.search(new.text) \
             and _mentions(old, moved[0].lower()) \
             and not _mentions(old, moved[1].lower()):
-        a, b = moved
-        return "update", _r(f"The new fact is a change from '{a}' to '{b}', and the stored fact states '{a}': "
-                            "it is retired and superseded.",
-                            f"新事实说从“{a}”改成了“{b}”，而已存事实说的正是“{a}”：旧事实被停用并被取代。")
+        return "update", "update.change_event", {"old": moved[0], "new": moved[1]}
 
     # 4. same frame with a word flipped or a value swapped, where no attribute was read
     if old.negated != new.negated and _same_content(old, new):
-        return "update", _r("The same statement with its polarity flipped: the old fact no longer holds.",
-                            "同一陈述，肯定与否定翻转：旧事实不再成立。")
+        return "update", "update.polarity_flip", {}
     subst = None if old.attribute and new.attribute else _substitution(old, new)
-    if subst:
-        a, b = subst
-        if old.single_valued and new.single_valued or new.changed:
-            return "update", _r(f"The same statement with one value swapped ('{_show(a)}' -> '{_show(b)}'): "
-                                "the old fact is retired and superseded.",
-                                f"同一陈述，换了一个取值（“{_show(a)}” -> “{_show(b)}”）：旧事实被停用并被取代。")
+    if subst and (old.single_valued and new.single_valued or new.changed):
+        return "update", "update.value_swapped", {"old": _show(subst[0]), "new": _show(subst[1])}
 
     # 5. restatement in other words
     overlap = _overlap(old, new)
     conflict = _value_conflict(old, new)
     if _specific(old) and _specific(new) and old.attribute != new.attribute:
         if not conflict and overlap >= 0.6 and sim >= cfg.duplicate_band:
-            return "duplicate", _r("Different wording of the same content, and the vectors agree.",
-                                   "同一内容的不同说法，向量也一致。")
-        pair, pair_zh = (f"{_show_attr(old.attribute)} vs {_show_attr(new.attribute)}",
-                         f"{_show_attr(old.attribute, 'zh')} vs {_show_attr(new.attribute, 'zh')}")
-        return "new", _r(f"Different attributes ({pair}): an independent fact.",
-                         f"属性不同（{pair_zh}）：一条独立的事实。")
+            return "duplicate", "duplicate.paraphrase", {}
+        return "new", "new.other_attributes", {"old_attribute": old.attribute, "new_attribute": new.attribute}
     if not conflict and old.negated == new.negated and old.context == new.context:
         if overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and overlap >= 0.3):
-            return "duplicate", _r(f"A restatement: {overlap:.0%} of the content words are shared and no value "
-                                   "differs; the stored fact is reinforced.",
-                                   f"复述：{overlap:.0%} 的内容词相同，没有取值不同；强化已存事实。")
+            return "duplicate", "duplicate.restatement", {"overlap": round(overlap, 4)}
     if conflict:
-        return "new", _r("The values differ but no shared attribute was found, so nothing is retired: "
-                         "the fact is stored beside the old one.",
-                         "取值不同，但没有找到共同属性，因此不停用任何事实：新事实与旧事实并存。")
-    return "new", _r("No shared attribute, value or wording: an independent fact.",
-                     "没有共同的属性、取值或措辞：一条独立的事实。")
+        return "new", "new.values_differ", {}
+    return "new", "new.unrelated", {}
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -366,30 +344,3 @@ def _grouped(digits: str) -> str:
     digits = digits.lstrip("0") or "0"
     head = len(digits) % 3 or 3
     return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
-
-
-_KIND_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}
-
-
-def _show_attr(attribute: str, lang: str = "en") -> str:
-    kind, _, rest = attribute.partition(":")
-    zh = lang == "zh"
-    if kind == "verb":
-        return f"“{rest}”陈述" if zh else f"'{rest}' statement"
-    if kind in ("prop", "device", "habit", "count", "name"):
-        if kind == "prop":
-            return f"属性“{rest}”" if zh else rest
-        return f"“{rest}”的{_KIND_ZH[kind]}" if zh else f"{kind} of {rest}"
-    if kind == "prefer":
-        options = rest.split("|")
-        return "与".join(f"“{o}”" for o in options) + "之间的偏好" if zh else "preference between " + " and ".join(options)
-    return f"属性“{attribute}”" if zh else attribute
-
-
-def _show_ctx(r: Reading) -> str:
-    return f"'{r.context}'"
-
-
-def _polarity(r: Reading, lang: str = "en") -> str:
-    negation = ("非" if lang == "zh" else "not ") if r.negated else ""
-    return negation + _show(r.value or r.attribute)

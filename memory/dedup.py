@@ -15,7 +15,8 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from .adjudicate import VERDICTS, judge_reasons, plain_rule
+from .adjudicate import VERDICTS, judge_reason, plain_rule
+from .reasons import Reason
 from .config import MemoryConfig
 from .embedders import Embedder
 from .errors import DataFileError
@@ -59,17 +60,20 @@ class PairResult:
     """The two-band rule: duplicate, update or new."""
     decision: str
     """The governed decision: duplicate, update, coexist or new."""
-    reason: str
-    """Why the governed rule decided so (English)."""
+    why: Reason
+    """Why the governed rule decided so: the rule that fired and its parameters."""
     expected: str | None = None
     """The label from the file, when present."""
-    reason_zh: str = ""
-    """The reason in Chinese."""
+
+    @property
+    def reason(self) -> str:
+        """Why, in English."""
+        return self.why.text()
 
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.id, "existing": self.existing, "incoming": self.incoming,
                "similarity": round(self.similarity, 6), "plain_rule": self.plain_rule, "decision": self.decision,
-               "reason": self.reason, "reason_zh": self.reason_zh}
+               "reason": self.reason, **self.why.to_dict()}
         if self.expected is not None:
             out["expected"] = self.expected
         return out
@@ -177,9 +181,9 @@ def decide_pairs(
     so moving the bands only re-runs this."""
     results = []
     for p, sim in zip(pairs, similarities):
-        verdict, reasons = judge_reasons(p.existing, p.incoming, sim, config=config)
-        results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, config), verdict, reasons["en"],
-                                  p.expected, reasons["zh"]))
+        verdict, why = judge_reason(p.existing, p.incoming, sim, config=config)
+        results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, config), verdict, why,
+                                  p.expected))
     return PairReport(source=source, embedder=embedder, results=results,
                       config={"duplicate_band": config.duplicate_band, "conflict_band": config.conflict_band})
 

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from .adjudicate import CandidateRef, Decision, adjudicate
+from .adjudicate import CandidateRef, Decision, Judge, adjudicate
 from .errors import ErasedError, InputError, MemoryLabError
 from .extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from .journal import Plan
 from .manager import _marks, memory_id_for, stamped
+from .reasons import Reason
 from .schema import MemoryRecord, Message, validate_identifier, validate_text
 
 if TYPE_CHECKING:
@@ -146,6 +147,8 @@ class Ingestor:
             :func:`memory.extract.extract` by default (injectable for tests). It is given the first
             ``read_chars`` characters of each message (see :func:`memory.extract.read_limit`).
         candidates: stored facts each fact is judged against.
+        judge: decides each (stored, incoming) pair, a :class:`memory.adjudicate.Judge`; the rules
+            (:func:`memory.adjudicate.judge_reason`) by default.
         roles: message roles facts are extracted from (assistant and tool turns speak
             about themselves, not about the user).
         batch_size: messages per batch (one embedding call and one store query per owner).
@@ -155,7 +158,7 @@ class Ingestor:
 
     def __init__(
         self, manager: "MemoryManager", *, extractor: Extractor = extract, candidates: int = CANDIDATES,
-        roles: Sequence[str] = ("user",), batch_size: int = 256, read_chars: int = DEFAULT_READ_CHARS,
+        judge: Judge | None = None, roles: Sequence[str] = ("user",), batch_size: int = 256, read_chars: int = DEFAULT_READ_CHARS,
     ) -> None:
         if read_chars < 1:
             raise InputError(f"read_chars must be >= 1, got {read_chars}")
@@ -165,6 +168,7 @@ class Ingestor:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
         self.manager = manager
         self.extractor = extractor
+        self.judge = judge
         self.candidates = candidates
         self.roles = tuple(roles)
         self.batch_size = batch_size
@@ -401,13 +405,9 @@ class Ingestor:
     def _bounded_entry(self, b: _Bounded) -> LogEntry:
         m = b.message
         at = m.timestamp if m.timestamp is not None else self.manager.clock()
-        skipped = f", {b.long_clauses} clause(s) too long to be a fact not read" if b.long_clauses else ""
-        reason = (f"Facts were read from the first {b.read_chars:,} of {len(m.content):,} characters"
-                  f" (read_chars={self.read_chars:,}){skipped}; the whole turn is stored as a raw record.")
-        reason_zh = (f"只从全部 {len(m.content):,} 个字符中的前 {b.read_chars:,} 个提取事实"
-                     f"{'，另有过长的子句未读' if b.long_clauses else ''}；整条消息已作为原始记录保存。")
-        decision = Decision(f"({len(m.content):,}-character turn, stored raw)", None, None, "", "bounded",
-                            reason, reason_zh)
+        why = Reason("bounded.read_prefix", {"read_chars": f"{b.read_chars:,}", "total_chars": f"{len(m.content):,}",
+                                             "read_limit": f"{self.read_chars:,}", "long_clauses": b.long_clauses})
+        decision = Decision(f"({len(m.content):,}-character turn, stored raw)", None, None, "", "bounded", why)
         return LogEntry(m.tenant_id, m.user_id, m.id, memory_id_for(m), "", "", decision, at,
                         message_key=memory_id_for(m))
 
@@ -454,7 +454,8 @@ class Ingestor:
         pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
         pool = pool[: self.candidates]
         by_id = {r.memory_id: r for r, _ in pool}
-        decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg)
+        decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
+                              judge=self.judge)
         at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
         target = by_id.get(decision.candidate.id) if decision.candidate else None
         memory_id, superseded = p.memory_id, ""
@@ -548,6 +549,6 @@ def _text_of(item: "_Pending | _Bounded") -> str:
 def _entry_from_log(d: dict[str, Any]) -> LogEntry:
     cand = d.get("candidate")
     decision = Decision(d["fact"], CandidateRef(cand["id"], cand["text"]) if cand else None, d.get("similarity"),
-                        d["plain_rule"], d["decision"], d["reason"], d.get("reason_zh", ""))
+                        d["plain_rule"], d["decision"], Reason.from_dict(d))
     return LogEntry(d["tenant_id"], d["user_id"], d["message_id"], d["memory_id"], d["category"], d["context"],
                     decision, d["at"], d.get("superseded", ""), d.get("message_key", ""))

@@ -1,13 +1,17 @@
 """The plain two-band rule vs the governed adjudicator, with real MiniLM similarities."""
 
+import dataclasses
 import re
+import string
 from pathlib import Path
 
 import pytest
 
 from memory import MemoryConfig
-from memory.adjudicate import CandidateRef, adjudicate, judge, judge_reasons, plain_rule
-from memory.dedup import load_pairs
+from lab.reasons import ZH_TEMPLATES, reason_in, say
+from memory.adjudicate import CandidateRef, Decision, adjudicate, judge, judge_reason, plain_rule
+from memory.reasons import CODES, EN, Reason
+from memory.dedup import PairResult, load_pairs
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,8 +112,12 @@ def test_adjudicate_keeps_the_strongest_relation_and_logs_everything():
     d = adjudicate("The user lives in Shanghai now.", cands)
     assert (d.decision, d.candidate.id, d.similarity, d.plain_rule) == ("update", "m2", 0.35, "new")
     assert d.reason.rstrip(")").endswith(".") and "hangzhou -> shanghai" in d.reason
-    assert set(d.to_dict()) == {"fact", "candidate", "similarity", "plain_rule", "decision", "reason", "reason_zh"}
-    assert "hangzhou -> shanghai" in d.reason_zh and "旧事实" in d.reason_zh
+    assert set(d.to_dict()) == {"fact", "candidate", "similarity", "plain_rule", "decision", "reason", "code", "params",
+                                "plain"}
+    assert (d.why.code, d.why.params["old"], d.why.params["new"]) == ("update.value_changed", "hangzhou", "shanghai")
+    assert d.why.plain == (0.35, "new")  # the plain rule disagrees, and says so
+    assert Reason.from_dict(d.to_dict()) == d.why  # the decision log keeps the code, not a sentence
+    assert "hangzhou -> shanghai" in reason_in(d, "zh") and "旧事实" in reason_in(d, "zh")
 
     none = adjudicate("The user lives in Shanghai.", [])
     assert (none.decision, none.plain_rule, none.candidate, none.similarity) == ("new", "new", None, None)
@@ -124,16 +132,46 @@ ENGLISH_TEMPLATE_WORDS = re.compile(r"\b(?:fact|facts|stored|context|statement|v
 
 @pytest.mark.parametrize("pairs", ["fixtures/dedup_pairs_en.json", "fixtures/dedup_pairs_zh.json"])
 def test_every_reason_reads_in_both_languages(pairs):
-    """The lab shows reasons in its language: every branch the shipped pairs reach has an English and a Chinese
-    sentence (the same values quoted in both), at similarities in each band."""
+    """The lab shows reasons in its language, rendered from the decision's code: every rule the shipped pairs
+    reach has an English and a Chinese sentence (the same values quoted in both), at similarities in each band."""
     seen = set()
     for p in load_pairs(ROOT / pairs):
         for sim in (0.5, 0.85, 0.95):
-            verdict, reasons = judge_reasons(p.existing, p.incoming, sim)
-            assert judge(p.existing, p.incoming, sim) == (verdict, reasons["en"])
-            assert set(reasons) == {"en", "zh"}
-            assert CJK.search(reasons["zh"]) and not ENGLISH_TEMPLATE_WORDS.search(reasons["zh"]), reasons
+            verdict, why = judge_reason(p.existing, p.incoming, sim)
+            assert judge(p.existing, p.incoming, sim) == (verdict, why.text())
+            assert why.code in CODES and why.code.split(".")[0] == verdict, why
+            zh, en = say(why, "zh"), say(why, "en")
+            assert en == why.text()
+            assert CJK.search(zh) and not ENGLISH_TEMPLATE_WORDS.search(zh), zh
             if pairs.endswith("_en.json"):
-                assert not CJK.search(reasons["en"]), reasons
-            seen.add(reasons["en"].split("(")[0][:25])
+                assert not CJK.search(en), en
+            seen.add(why.code)
     assert len(seen) >= 6, seen
+
+
+def test_every_code_has_a_sentence_in_both_languages_and_no_engine_module_carries_chinese():
+    """One source per language: the library's English (memory/reasons.py), the lab's Chinese (lab/reasons.py)."""
+    assert set(ZH_TEMPLATES) == set(CODES)
+    for code in CODES:  # same fields in both sentences, so a code renders whatever its parameters
+        fields = {f.lower() for _, f, _, _ in string.Formatter().parse(EN[code]) if f}  # "Attribute": capitalised
+        assert fields == {f.lower() for _, f, _, _ in string.Formatter().parse(ZH_TEMPLATES[code]) if f}, code
+    assert not any(CJK.search(sentence) for sentence in EN.values())
+    for record in (Decision, PairResult):  # a decision carries a code, not a sentence per UI language
+        assert not [f.name for f in dataclasses.fields(record) if "zh" in f.name or f.name == "reason"]
+
+
+def test_a_reason_with_an_unknown_code_is_refused_and_a_legacy_log_entry_still_reads():
+    with pytest.raises(ValueError, match="Reason.code"):
+        Reason("update.because")
+    legacy = Reason.from_dict({"reason": "Same budget with a new value (500,000 -> 300,000)."})
+    assert legacy.code == "legacy" and reason_in({"reason": legacy.params["text"]}, "zh") == legacy.params["text"]
+
+
+def test_an_injected_judge_decides_and_a_bad_verdict_is_named():
+    def always_new(existing, incoming, similarity, *, config):
+        return "new", Reason("new.unrelated")
+
+    cands = [(CandidateRef("m2", "The user lives in Hangzhou."), 0.35)]
+    assert adjudicate("The user lives in Shanghai now.", cands, judge=always_new).decision == "new"
+    with pytest.raises(ValueError, match="verdict 'maybe'"):
+        adjudicate("x", cands, judge=lambda *a, **k: ("maybe", Reason("new.unrelated")))

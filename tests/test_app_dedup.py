@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation
-from memory.adjudicate import judge, judge_reasons, plain_rule
+from lab.reasons import reason_in, say
+from memory.adjudicate import judge, judge_reason, plain_rule
 from memory.dedup import error_kind, evaluate_pairs, load_pairs, shipped_pair_files
 from memory.ingest import Ingestor
 from memory.lifecycle import version_chain
@@ -102,18 +103,18 @@ def test_chinese_ui_gives_the_reasons_in_chinese():
                             config=DEFAULTS)
     at = open_app(PAGE, embedder="lexical", lang="zh")
     table = _table(at)
-    assert [table.loc[r.id, "reason"] for r in report.results] == [r.reason_zh for r in report.results]
-    assert all(r.reason_zh and r.reason_zh != r.reason for r in report.results)
+    assert [table.loc[r.id, "reason"] for r in report.results] == [say(r.why, "zh") for r in report.results]
+    assert all(say(r.why, "zh") != r.reason for r in report.results)
     a, b = at.text_input(key="dedup.existing").value, at.text_input(key="dedup.incoming").value
     sim = float(np.dot(*LexicalEmbedder().embed([a, b])))
-    assert judge_reasons(a, b, sim)[1]["zh"] in texts(at.warning) + texts(at.success)
+    assert say(judge_reason(a, b, sim)[1], "zh") in texts(at.warning) + texts(at.success)
     assert "旧事实被停用" in texts(at.warning) + texts(at.success)
     manager = MemoryManager(MemoryConfig(), embedder=LexicalEmbedder(), location=StoreLocation(),
                             workspace=f"zh-log-{uuid.uuid4().hex[:8]}")
     ingestor = Ingestor(manager)
     ingestor.ingest_many(dedup.chat_messages("zh"))
     entries = ingestor.decisions(tenant_id=dedup.CHAT_OWNER[0], user_id=dedup.CHAT_OWNER[1])
-    assert list(frame_with(at, "candidate")["reason"]) == [e["reason_zh"] for e in entries]
+    assert list(frame_with(at, "candidate")["reason"]) == [reason_in(e, "zh") for e in entries]
 
 
 def test_typed_facts_bad_input_shows_a_message():

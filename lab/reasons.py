@@ -1,0 +1,74 @@
+"""Write-time decisions' reasons in the lab's languages, rendered from their codes (:mod:`memory.reasons`).
+
+The library gives a :class:`memory.reasons.Reason` (a code, its parameters) and its English sentence; the
+Chinese sentence of every code is here, so the engine carries no UI language.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from memory.reasons import ENGLISH, Language, Reason, render
+
+ZH_TEMPLATES: dict[str, str] = {
+    "new.no_candidate": "这个用户在这一类别下没有可比较的已存事实。",
+    "coexist.contexts": "两条都成立，各有其语境（“{old_context}”与“{new_context}”）；两条都保留，并带上语境标签。",
+    "new.other_contexts": "语境不同（“{old_context}”与“{new_context}”），也没有其他共同点：这是一条无关的事实。",
+    "coexist.refines": "一条带限定语境（“{context}”），另一条是一般情况：限定的那条是细化而不是取代；两条都保留。",
+    "update.polarity": "同一{attribute}，但新事实{affirms_or_denies}了它（{old} -> {new}）：旧事实不再成立。",
+    "duplicate.same_value": "同一{attribute}、同一取值（{value}）：是复述，强化已存事实，不写入新向量。",
+    "update.value_changed": "同一{attribute}有了新取值（{old} -> {new}）：旧事实被停用，由新事实取代。",
+    "new.multi_valued": "{attribute}可以有多个取值（{old}、{new}）；新的与旧的并存。",
+    "update.ceased": "新事实说“{value}”已经结束，而已存事实把它描述为现状。",
+    "update.resumed": "已存事实说“{value}”已经结束；新事实说它又成立了。",
+    "update.change_event": "新事实说从“{old}”改成了“{new}”，而已存事实说的正是“{old}”：旧事实被停用并被取代。",
+    "update.polarity_flip": "同一陈述，肯定与否定翻转：旧事实不再成立。",
+    "update.value_swapped": "同一陈述，换了一个取值（“{old}” -> “{new}”）：旧事实被停用并被取代。",
+    "duplicate.paraphrase": "同一内容的不同说法，向量也一致。",
+    "new.other_attributes": "属性不同（{old_attribute}与{new_attribute}）：一条独立的事实。",
+    "duplicate.restatement": "复述：{overlap} 的内容词相同，没有取值不同；强化已存事实。",
+    "new.values_differ": "取值不同，但没有找到共同属性，因此不停用任何事实：新事实与旧事实并存。",
+    "new.unrelated": "没有共同的属性、取值或措辞：一条独立的事实。",
+    "bounded.read_prefix": "只从全部 {total_chars} 个字符中的前 {read_chars} 个提取事实（上限 {read_limit}）{skipped}；整条消息已作为原始记录保存。",
+    "legacy": "{text}",
+}
+"""The Chinese sentence of every code of :data:`memory.reasons.CODES`."""
+
+_KINDS_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}
+_VERDICTS_ZH = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
+
+
+def attribute_zh(attribute: str) -> str:
+    """An attribute as the reading names it (``prop:budget``), in Chinese words."""
+    kind, _, rest = attribute.partition(":")
+    if kind == "verb":
+        return f"“{rest}”陈述"
+    if kind == "prop":
+        return f"属性“{rest}”"
+    if kind in _KINDS_ZH:
+        return f"“{rest}”的{_KINDS_ZH[kind]}"
+    if kind == "prefer":
+        return "与".join(f"“{o}”" for o in rest.split("|")) + "之间的偏好"
+    return f"属性“{attribute}”"
+
+
+CHINESE = Language(ZH_TEMPLATES, attribute_zh, "（朴素规则在相似度 {similarity:.2f} 时会判为{verdict}。）",
+                   affirms="肯定", denies="否定", negation="非", skipped="，另有 {n} 个过长的子句未读")
+LANGUAGES: dict[str, Language] = {"en": ENGLISH, "zh": CHINESE}
+
+
+def say(reason: Reason, lang: str) -> str:
+    """A reason's sentence in the lab's language (English for any language without templates)."""
+    language = LANGUAGES.get(lang, ENGLISH)
+    if language is CHINESE and reason.plain is not None:  # the plain rule's verdict in Chinese too
+        reason = Reason(reason.code, reason.params, (reason.plain[0], _VERDICTS_ZH.get(reason.plain[1],
+                                                                                      reason.plain[1])))
+    return render(reason, language)
+
+
+def reason_in(item: Any, lang: str) -> str:
+    """The reason of a decision (:class:`memory.adjudicate.Decision`, :class:`memory.dedup.PairResult`, or either's
+    ``to_dict()``, as the decision log keeps it) in the lab's language."""
+    if isinstance(item, Mapping):
+        return say(Reason.from_dict(item), lang)
+    return say(item.why, lang)
