@@ -15,7 +15,7 @@ from lab.state import render_sidebar, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
 settings = render_sidebar()
-defaults = widget_defaults()
+defaults = widget_defaults(settings.lang)
 lesson.render_sidebar(st.sidebar, defaults)
 try:
     pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,

@@ -33,11 +33,12 @@ from .common import write_results
 def count(scenario_name: str, embedder_name: str, write_path: str) -> list[dict]:
     """One row per labelled query: blind and governed polluted counts at the default config."""
     scenario = load_scenario(FIXTURES_DIR / f"{scenario_name}.json")
-    config = config_for(embedder_name)  # the sidebar's defaults for this model (carried from MiniLM's scale)
+    config = config_for(embedder_name, language=scenario.language)  # the sidebar's defaults for this model and language
     labels = {m.id: tuple(m.labels) for m in scenario.messages}
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        manager = MemoryManager(config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)),
+        manager = MemoryManager(config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY),
+                                           language=scenario.language),
                                 embedder=make_embedder(embedder_name),
                                 workspace="lesson", location=StoreLocation(data_dir=Path(folder)),
                                 token_counter=cached_count_tokens)  # as the lab makes a workspace
@@ -66,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="the same (the scenario is small)")
     a = p.parse_args(argv)
     rows = [row for path in WRITE_PATHS for row in count(a.scenario, a.embedder, path)]
-    lines = [f"{a.scenario}, {a.embedder}, default settings (threshold {config_for(a.embedder).threshold}); polluted memories "
+    language = load_scenario(FIXTURES_DIR / f"{a.scenario}.json").language
+    lines = [f"{a.scenario}, {a.embedder}, default settings (threshold "
+             f"{config_for(a.embedder, language=language).threshold}); polluted memories "
              "in blind top-k vs governed recall.", "",
              "| write path | queries | polluted, blind | polluted, governed | queries where it does not land |",
              "|---|---:|---:|---:|---|"]

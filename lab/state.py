@@ -22,7 +22,7 @@ import streamlit as st
 
 from memory import MemoryConfig, Scenario
 from memory.errors import ConfigError, DataFileError, InputError, TooManyMessagesError
-from memory.calibration import load_scales, map_threshold
+from memory.calibration import load_scales, map_threshold, scale_name
 from memory.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX
 from memory.endpoint_embedder import URL_ENV
 from memory.safefile import MAX_FILE_MB_ENV, max_file_bytes
@@ -36,6 +36,8 @@ from .views import leaked_kinds
 
 DEFAULTS = MemoryConfig()
 DEFAULT_SCENARIO = "workshop_en"
+DEFAULT_SCENARIOS = {"en": DEFAULT_SCENARIO, "zh": "workshop_zh"}
+"""The scenario a participant starts on, by UI language: workshop_zh tells the same story in Chinese."""
 AUTO = "auto"
 """The embedder choice that follows the language: multilingual e5 for a Chinese scenario or UI, MiniLM otherwise."""
 DEFAULT_EMBEDDER = AUTO
@@ -216,16 +218,27 @@ def reset_lab() -> None:
     st.session_state[RESET_KEY] = True
 
 
-def widget_defaults() -> dict[str, Any]:
+def default_scenario(lang: str | None = None) -> str:
+    """The default scenario for the UI language (this session's when None)."""
+    lang = st.session_state.get("lang") if lang is None else lang
+    return DEFAULT_SCENARIOS.get(lang or "en", DEFAULT_SCENARIO)
+
+
+def choice_defaults(lang: str | None = None) -> dict[str, str]:
+    """The sidebar's choices' defaults for the UI language."""
+    return {**CHOICE_DEFAULTS, "scenario": default_scenario(lang)}
+
+
+def widget_defaults(lang: str | None = None) -> dict[str, Any]:
     """Every sidebar widget's default value by key (the language excepted: a participant keeps theirs)."""
-    return {knob.key: knob.default for knob in KNOBS} | CHOICE_DEFAULTS
+    return {knob.key: knob.default for knob in KNOBS} | choice_defaults(lang)
 
 
 def reset_defaults() -> None:
     """on_click of the reset control: every bound widget back to its default (and so out of the URL)."""
     for knob in KNOBS:
         st.session_state[knob.key] = knob.default
-    for key, value in CHOICE_DEFAULTS.items():
+    for key, value in choice_defaults().items():
         st.session_state[key] = value
     st.session_state[SCALE_KEY] = DEFAULT_SCALE  # the default threshold is on MiniLM's scale
 
@@ -267,7 +280,7 @@ def _is_default(key: str, raw: str) -> bool:
     """Whether a link's value is its widget's default (which Streamlit leaves out of the URL: not a refusal)."""
     knob = next((k for k in KNOBS if k.key == key), None)
     if knob is None:
-        return raw == {**CHOICE_DEFAULTS, "lang": next(iter(LANGUAGES))}.get(key)
+        return raw == {**choice_defaults(), "lang": next(iter(LANGUAGES))}.get(key)
     try:
         return float(raw) == float(knob.default)
     except ValueError:
@@ -354,7 +367,7 @@ def render_sidebar() -> Settings:
                               help=t("sidebar.embedder_help"))
         stem = st.selectbox(
             t("sidebar.scenario"), list(shipped), key="scenario", bind="query-params",
-            index=list(shipped).index(DEFAULT_SCENARIO) if DEFAULT_SCENARIO in shipped else 0,
+            index=list(shipped).index(default_scenario(lang)) if default_scenario(lang) in shipped else 0,
         )
         upload = st.file_uploader(t("sidebar.upload"), type=["json"], key=UPLOAD_KEY, help=t("sidebar.upload_help"))
         write_path = st.selectbox(t("sidebar.write_path"), WRITE_PATHS, key="write_path", bind="query-params",
@@ -370,7 +383,7 @@ def render_sidebar() -> Settings:
             scenario_key = UPLOAD_PREFIX + hashlib.sha1(upload.getvalue()).hexdigest()[:12]
             sidebar.success(t("sidebar.upload_ok", name=scenario.name))
     embedder = resolve_embedder(choice, scenario.language, lang)
-    _track_scale(embedder)
+    _track_scale(scale_name(embedder, scenario.language))
     if choice == AUTO:
         sidebar.caption(t("sidebar.embedder_auto", embedder=embedder))
     config, config_error = config_from(values)

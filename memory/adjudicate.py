@@ -251,7 +251,15 @@ def _specific(r: Reading) -> bool:
 def _subjects_match(a: Reading, b: Reading) -> bool:
     if a.subject == b.subject:
         return True
+    if a.language == b.language == "zh" and "user" not in (a.subject, b.subject):
+        # "这次推广活动" and "推广": Chinese names a thing with or without its determiners and class noun
+        sa, sb = _ZH_DETERMINERS.sub("", a.subject), _ZH_DETERMINERS.sub("", b.subject)
+        if sa and sb and (sa in sb or sb in sa):
+            return True
     return a.subject in PLACEHOLDER_SUBJECTS - {"user"} or b.subject in PLACEHOLDER_SUBJECTS - {"user"}
+
+
+_ZH_DETERMINERS = re.compile(r"^(?:我们的?|咱们的?|我的|这次的?|这个|本次的?|今年的?|那次的?)+")
 
 
 def _norm_value(v: str) -> str:

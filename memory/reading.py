@@ -381,6 +381,10 @@ def _canonical_zh(text: str) -> str:
     return s.lower()
 
 
+_NAMED_BY_CONTEXT_ZH = re.compile(r"推广|活动|项目|促销|营销|新品|课程|大促|发布会|档期|版本|系列|招聘|团建")
+"""After a context word, a noun it names rather than qualifies: "夏季推广" is the summer campaign, not "in summer"."""
+
+
 def _context_zh(s: str) -> tuple[str, list[str]]:
     found: list[str] = []
     day = re.search(r"(?:每周|每个?星期|^(?:用户)?(?:周|星期|礼拜))([一二三四五六日天])(早上|上午|中午|下午|晚上)?", s)
@@ -390,8 +394,9 @@ def _context_zh(s: str) -> tuple[str, list[str]]:
         s = s.replace(day.group(0), "", 1)
     for key, forms in CONTEXT_WORDS.items():
         for form in forms:
-            if is_chinese(form) and form in s:
-                s = s.replace(form, "", 1)
+            at = s.find(form) if is_chinese(form) else -1
+            if at >= 0 and not _NAMED_BY_CONTEXT_ZH.match(s, at + len(form)):
+                s = s[:at] + s[at + len(form):]
                 found.append(key)
                 break
     when = re.match(r"^(?:用户)?(?:在|当)?([^，,]{1,10}?)(?:的时候|时)(?![间候刻])[，,]?", s)
@@ -449,7 +454,9 @@ _RULES_ZH: tuple[tuple[str, str, int, bool], ...] = (
     (rf"({LANGUAGES_ZH})(?:很|非常|说得|讲得)?(?:流利|地道)", "language", 1, False),
     (rf"(?:流利的|会说|能说|会讲|懂)({LANGUAGES_ZH})", "language", 1, False),
     (r"预算.*?(n\d+)", "budget", 1, True),
-    (r"截止日期(?:是|为|推迟到|提前到|改到|延期到|延到|改为|定在|在)(.+)", "deadline", 1, True),
+    (r"(?:截止日期|截止时间|最后期限|上线时间|上线日期|交付日期|交付时间|发布日期|发布时间)(?:是|为|推迟到|提前到|改到|延期到|延到|改为|改成|"
+     r"定在|在|挪到|调到)了?(.+)", "deadline", 1, True),
+    (r"最晚(?:在|于)?(d\d{4})(?:之前|以前|前)?(?:要|得|必须|需要|就要)?(?:上线|完成|交付|提交|发布|交|做完|搞定)", "deadline", 1, True),
     (r"(d\d{4})前(?:完成|交付|提交|做完|搞定|交|结束)", "deadline", 1, True),
     (r"(?:有|扩充到了?|扩大到了?|增加到了?|减少到了?|缩减到了?|达到了?|变成了?|只剩了?|增长到了?)(n\d+)"
      r"(个人|人|名员工|个员工|个成员|名成员)", "count:人", 1, True),

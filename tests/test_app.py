@@ -375,13 +375,14 @@ def test_language_switch():
 def test_recall_lists_lead_with_the_memory_text_in_the_pages_language(lang):
     """Projector-readable: the blind and governed lists are wrapping tables whose first column is the memory's
     text, headed in the page's language; the candidate table leads with the text too."""
-    at = open_app(embedder="lexical", lang=lang)
+    at = open_app(embedder="lexical", lang=lang, scenario="workshop_en")  # lexical's 0.30 passes its memories
     lists = [table.value for table in at.table]
     assert len(lists) == 2
     header = [i18n.TEXT[f"recall.col.{c}"][lang] for c in ("content", "similarity", "score", "pollution")]
     for shown in lists:
         assert list(shown.columns) == header and len(shown) >= 1
-        assert shown[header[0]].str.len().min() > 10  # the texts themselves, not ids
+        texts = shown[header[0]]  # the texts themselves, not ids (a Chinese memory can be three characters long)
+        assert not texts.str.fullmatch(r"m\d+").any() and texts.str.len().max() > 5, list(texts)
     assert list(frame_with(at, "stage").columns)[0] == "content"
 
 
