@@ -10,20 +10,22 @@ page, which then waits for the model under a status element.
 import streamlit as st
 
 from lab import PAGES, lesson, models
+from lab.loading import FOREGROUND
 from lab.i18n import t
 from lab.state import render_sidebar, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
-settings = render_sidebar()
-defaults = widget_defaults(settings.lang)
-lesson.render_sidebar(st.sidebar, defaults)
-try:
-    pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
-                                    default=page.default) for page in PAGES}
-    navigation = st.navigation(list(pages.values()))
-    if target := lesson.goto():  # a lesson step or a preset was clicked: its page
-        st.switch_page(pages[target], query_params={})  # the bound widgets put their new values back in the URL
-    lesson.render_banner(defaults)
-    navigation.run()
-finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
-    models.start(settings.embedder)
+with FOREGROUND.running():  # background loads of other sessions give way while this run draws (lab.loading)
+    settings = render_sidebar()
+    defaults = widget_defaults(settings.lang)
+    lesson.render_sidebar(st.sidebar, defaults)
+    try:
+        pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
+                                        default=page.default) for page in PAGES}
+        navigation = st.navigation(list(pages.values()))
+        if target := lesson.goto():  # a lesson step or a preset was clicked: its page
+            st.switch_page(pages[target], query_params={})  # the bound widgets put their new values back in the URL
+        lesson.render_banner(defaults)
+        navigation.run()
+    finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
+        models.start(settings.embedder)

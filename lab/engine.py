@@ -35,13 +35,16 @@ from memory import (
 )
 from memory.calibration import config_for
 from memory.embedders import Embedder
+from memory.extract import extract
 from memory.ingest import Ingestor, LogEntry
 from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
 from memory.store import StoreLocation, release_client
 
 from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
-from .loading import BACKGROUND_AT, LOAD_BATCH, IngestJob, JobState, load_messages, start_job
+from .loading import (
+    BACKGROUND_AT, LOAD_BATCH, GivingWayEmbedder, IngestJob, JobState, giving_way, load_messages, start_job,
+)
 from .i18n import t
 from .pollution import kinds_of
 from .rooms import Released, Room
@@ -145,10 +148,10 @@ def _workspace(scenario_key: str, embedder_name: str, write_path: str, location:
     workspace = f"{scenario_key}-{uuid.uuid4().hex[:8]}" + ("-facts" if write_path == "facts" else "")
     manager = MemoryManager(
         config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)),  # the write path's bands on its scale
-        embedder=get_embedder(embedder_name), location=location,
+        embedder=GivingWayEmbedder(get_embedder(embedder_name)), location=location,  # a background load gives way
         workspace=workspace, token_counter=cached_count_tokens,
     )
-    ingestor = Ingestor(manager, batch_size=LOAD_BATCH) if write_path == "facts" else None
+    ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract)) if write_path == "facts" else None
     return _Live(manager, LabData(), ingestor)
 
 

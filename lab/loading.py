@@ -8,18 +8,30 @@ polls the job's progress and its Cancel button sets a flag the loader reads betw
 
 Every batch holds :data:`SLOT`, so the background jobs of several sessions take turns batch by
 batch (one session's 8,000-message upload does not hold the others back until it ends) and a
-test can pause a job between two batches. This module never imports streamlit.
+test can pause a job between two batches.
+
+Background jobs also **give way** to page runs (:data:`FOREGROUND`): ``app.py`` counts every page run
+in progress, and a job's thread waits at its next give-way point while any is running (before each
+message's extraction and between chunks of :data:`EMBED_CHUNK` texts: :func:`giving_way`), bounded so
+that the job still gets at least half of the time a busy room leaves (:class:`Foreground`). On two
+cores the job's embedding and pure-Python extraction otherwise take the cores and the interpreter lock
+from another participant's slider rerun (``bench/room_load.py`` measures it). This module never imports
+streamlit.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from contextlib import nullcontext
+import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Literal, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
+
+import numpy as np
 
 from memory import MemoryManager, Message
+from memory.embedders import Embedder
 from memory.ingest import Ingestor
 from memory.schema import validate_text
 
@@ -39,6 +51,97 @@ SLOT = threading.Semaphore(1)
 
 Progress = Callable[[int, int], None]
 JobState = Literal["queued", "running", "done", "cancelled", "failed"]
+EMBED_CHUNK = 16
+"""Texts a background job embeds between two give-way points (about 50 ms of MiniLM on this machine's cores)."""
+MAX_GIVE_WAY = 1.0
+"""Longest single wait of a background job for page runs to end (seconds)."""
+
+
+class Foreground:
+    """Page runs in progress, which background jobs give way to.
+
+    :meth:`running` wraps a page run. :meth:`give_way`, called from a background job's thread, waits while any
+    page run is in progress, for at most as long as the job worked since its last wait (and
+    :data:`MAX_GIVE_WAY`): a room that never stops rerunning still leaves a job half of the time.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._active = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._worked_from = threading.local()
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        with self._lock:
+            self._active += 1
+            self._idle.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self._idle.set()
+
+    @property
+    def active(self) -> int:
+        return self._active
+
+    def give_way(self) -> float:
+        """Wait for the page runs in progress (bounded); the seconds waited."""
+        now = self._clock()
+        started = getattr(self._worked_from, "at", None)
+        self._worked_from.at = now
+        if self._idle.is_set() or started is None:
+            return 0.0
+        self._idle.wait(min(MAX_GIVE_WAY, now - started))
+        self._worked_from.at = self._clock()
+        return self._worked_from.at - now
+
+
+FOREGROUND = Foreground()
+"""The process's page runs (``app.py`` wraps each run in ``FOREGROUND.running()``)."""
+_job_thread = threading.local()
+"""``on`` in a background job's thread: only there do give-way points wait."""
+
+
+def give_way() -> None:
+    """A give-way point: in a background job's thread, wait for the page runs in progress (bounded)."""
+    if getattr(_job_thread, "on", False):
+        FOREGROUND.give_way()
+
+
+class GivingWayEmbedder:
+    """An embedder that, in a background job's thread, embeds in chunks of :data:`EMBED_CHUNK` with a give-way
+    point before each (vectors identical to the wrapped embedder's; a page's own calls are passed through)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not getattr(_job_thread, "on", False) or len(texts) <= EMBED_CHUNK:
+            give_way()
+            return self.inner.embed(texts)
+        parts = []
+        for start in range(0, len(texts), EMBED_CHUNK):
+            give_way()
+            parts.append(self.inner.embed(list(texts[start : start + EMBED_CHUNK])))
+        return np.concatenate(parts)
+
+    def __getattr__(self, name: str) -> Any:  # anything else the wrapped embedder offers
+        return getattr(self.inner, name)
+
+
+def giving_way(extractor: Callable[..., Any]) -> Callable[..., Any]:
+    """An Ingestor extractor with a give-way point before each message's extraction."""
+    def extract(text: str, **kw: Any) -> Any:
+        give_way()
+        return extractor(text, **kw)
+    return extract
 
 
 def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: Sequence[Message], *,
@@ -130,6 +233,7 @@ def start_job(manager: MemoryManager, ingestor: Ingestor | None, messages: Seque
         job.done = start + done
 
     def run() -> None:
+        _job_thread.on = True  # give-way points wait in this thread only
         job.state = "running"
         end: JobState = "done"
         try:

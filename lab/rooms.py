@@ -21,6 +21,7 @@ messages), is told so once (:meth:`Room.take_notice`).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, TypeVar
+
+log = logging.getLogger(__name__)
 
 COOKIE = "mgl_lab"
 """The cookie holding a browser's lab id."""
@@ -38,9 +41,14 @@ MAX_LABS_ENV = "MEMORY_LAB_MAX_LABS"
 DEFAULT_IDLE_MINUTES = 90.0
 """A workshop session's length: a participant who pauses for a talk finds their lab again."""
 DEFAULT_MAX_LABS = 60
-"""Two labs per participant of a room of 30 (a second browser, a private window). Each lab costs a Chroma
-client (about 6.5 MB and a dozen file descriptors) and its folder: 60 stay under the default limit of
-1,024 descriptors (bench/room.py measures them)."""
+"""Two labs per participant of a room of 30 (a second browser, a private window)."""
+FDS_PER_LAB = 26
+"""Open file descriptors one lab holds (its Chroma client's SQLite and index files, its text store): measured by
+``python -m bench.room_load`` (a wave of 60 labs: 1,564 descriptors over 6 at the start). 60 labs do not fit in a
+soft limit of 1,024, so :func:`labs_within_descriptors` raises the soft limit to the hard one and caps the room
+to what fits."""
+FD_RESERVE = 128
+"""Descriptors kept for everything else of the server (sockets of 30 browsers, the model's files, logs)."""
 WORKSPACES_PER_LAB = 1
 MAX_NOTICES = 1_000
 """Released lab ids remembered for their one notice (oldest forgotten first)."""
@@ -95,8 +103,10 @@ class Room(Generic[V]):
 
     @classmethod
     def from_env(cls, environ=os.environ, **kw) -> "Room[V]":
-        """A room bounded by MEMORY_LAB_MAX_LABS and MEMORY_LAB_IDLE_MINUTES (ValueError naming a bad one)."""
-        return cls(max_labs=_env_number(environ, MAX_LABS_ENV, DEFAULT_MAX_LABS, int),
+        """A room bounded by MEMORY_LAB_MAX_LABS and MEMORY_LAB_IDLE_MINUTES (ValueError naming a bad one), and by
+        the process's descriptor limit (:func:`labs_within_descriptors`)."""
+        wanted = _env_number(environ, MAX_LABS_ENV, DEFAULT_MAX_LABS, int)
+        return cls(max_labs=labs_within_descriptors(wanted),
                    idle_seconds=60 * _env_number(environ, IDLE_ENV, DEFAULT_IDLE_MINUTES, float), **kw)
 
     def get(self, lab_id: str, key: Key, create: Callable[[], V]) -> V:
@@ -202,6 +212,35 @@ def _env_number(environ, name: str, default, kind):
     if not value > 0:
         raise ValueError(f"{name} must be greater than 0, got {raw!r}")
     return value
+
+
+def labs_within_descriptors(wanted: int, *, limits: Callable[[], tuple[int, int]] | None = None,
+                            set_soft: Callable[[int, int], None] | None = None) -> int:
+    """``wanted``, or fewer when the process's open-file limit cannot hold that many labs.
+
+    The soft limit is raised to the hard limit first (as servers do; a common soft default, 1,024, holds 34 labs
+    at :data:`FDS_PER_LAB`); a limit that still cannot hold ``wanted`` labs caps the room, with a warning in the
+    server's log. ``limits`` and ``set_soft`` default to ``resource.getrlimit``/``setrlimit`` of RLIMIT_NOFILE."""
+    import resource
+
+    get = limits or (lambda: resource.getrlimit(resource.RLIMIT_NOFILE))
+    put = set_soft or (lambda soft, hard: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard)))
+    soft, hard = get()
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            put(target, hard)
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-file limit from %d to %d: %s", soft, target, exc)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    fits = max(1, (soft - FD_RESERVE) // FDS_PER_LAB)
+    if fits < wanted:
+        log.warning("%s=%d labs need about %d open files; the limit is %d: the room holds %d labs",
+                    MAX_LABS_ENV, wanted, wanted * FDS_PER_LAB + FD_RESERVE, soft, fits)
+        return fits
+    return wanted
 
 
 def valid_lab_id(raw: str | None) -> str | None:

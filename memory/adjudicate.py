@@ -104,7 +104,7 @@ def adjudicate(
     if not candidates:
         return Decision(fact, None, None, "new", "new", Reason("new.no_candidate"))
     top_ref, top_sim = candidates[0]
-    best: tuple[int, float, CandidateRef, str, Reason] | None = None
+    best: tuple[int, float, CandidateRef, Verdict, Reason] | None = None
     for ref, sim in candidates:
         verdict, reason = decide(ref.text, fact, sim, config=cfg)
         if verdict not in PRIORITY:

@@ -185,8 +185,9 @@ def compare(
             if key not in loaded:
                 loaded[key] = KnownVectors(make_embedder(embedder) if isinstance(embedder, str) else embedder, {})
             emb = loaded[key]
+        # rank() reports while it runs, inside this iteration, so the lambda's i is this run's
         ranked = rank(dataset, mode=mode, embedder=emb,
-                      progress=lambda done, total, i=i: report(i * total + done, len(runs) * total))
+                      progress=lambda done, total: report(i * total + done, len(runs) * total))
         out.append(calibrate(ranked))
     return out
 
@@ -248,6 +249,7 @@ def reference_scales(embedders: Sequence[str], progress: Progress | None = None)
     start = 0
     for models, datasets, suffix in jobs:
         for c in _pooled(models, datasets, report, start, total):
+            assert c.embedder is not None  # _pooled's runs are dense, each named by its embedder
             scales[c.embedder + suffix] = c.scale()
         start += len(datasets)
     return {"datasets": list(SCALE_DATASETS), "language_datasets": {k: list(v[0]) for k, v in LANGUAGE_SCALES.items()},
@@ -260,11 +262,12 @@ def _pooled(embedders: Sequence[str], datasets: Sequence[str], report: Progress,
     """One dense run per embedder over every pair of ``datasets`` pooled."""
     from .datasets import load_dataset
 
+    # compare() reports while it runs, so each lambda sees its own dataset's i
     per_dataset = [compare(load_dataset(name), runs=[("dense", e) for e in embedders],
-                           progress=lambda done, n, i=start + i: report(i * 1000 + 1000 * done // max(n, 1), total * 1000))
+                           progress=lambda done, n: report((start + i) * 1000 + 1000 * done // max(n, 1), total * 1000))
                    for i, name in enumerate(datasets)]
-    return [Calibration("dense", e, "", {}, *(np.concatenate([getattr(runs[i], side) for runs in per_dataset])
-                                              for side in ("relevant", "irrelevant")))
+    return [Calibration("dense", e, "", {}, np.concatenate([runs[i].relevant for runs in per_dataset]),
+                        np.concatenate([runs[i].irrelevant for runs in per_dataset]))
             for i, e in enumerate(embedders)]
 
 

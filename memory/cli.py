@@ -11,7 +11,7 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .config import MemoryConfig
 from .embedders import EMBEDDER_NAMES, check_embedder_name
@@ -28,7 +28,7 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage block
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
         raise CliError(one_line(f"{self.prog}: {message}", limit=300))
 
 

@@ -104,6 +104,7 @@ class PairReport:
         """Mistakes by kind (see ERROR_KINDS); every kind is present, zero when it never happens."""
         counts = Counter({k: 0 for k in ERROR_KINDS})
         for r in self.labelled:
+            assert r.expected is not None  # labelled: only the pairs that have an expected decision
             got = r.plain_rule if rule == "plain" else r.decision
             if got != r.expected:
                 counts[error_kind(r.expected, got)] += 1

@@ -15,6 +15,7 @@ from .config import MemoryConfig
 from .embedders import LexicalEmbedder
 from .manager import MemoryManager
 from .scenario import FIXTURES_DIR, load_scenario, replay
+from .schema import OwnerArgs
 
 SEED_SCENARIO = FIXTURES_DIR / "seed_demo_zh.json"
 SEED_QUERY = "记忆污染 阈值 Agent"
@@ -29,10 +30,10 @@ def run_seed_demo(*, trace_path: str | Path | None = None) -> dict[str, Any]:
     query = next(q for q in scenario.queries if q.query == SEED_QUERY)
     manager = MemoryManager(SEED_CONFIG, embedder=LexicalEmbedder(), workspace=None)
     replay(manager, scenario)
-    owner = {"tenant_id": query.tenant_id, "user_id": query.user_id}
+    owner: OwnerArgs = {"tenant_id": query.tenant_id, "user_id": query.user_id}
     result = manager.retrieve(SEED_QUERY, **owner, as_of=query.as_of, reinforce=False)
     context = manager.build_context(SEED_QUERY, **owner, as_of=query.as_of, reinforce=False)
-    guest = {"tenant_id": query.tenant_id, "user_id": "guest"}
+    guest: OwnerArgs = {"tenant_id": query.tenant_id, "user_id": "guest"}
     guest_before = len(manager.records(**guest))
     report = manager.erase_user(**guest, actor="demo")
     trace = {

@@ -298,8 +298,8 @@ def _check_int(value: object, field: str, *, minimum: int) -> int:
 
 
 def _check_seconds(value: object, field: str, *, positive: bool) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (positive and value == 0):
+    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
+            or value < 0 or (positive and value == 0)):
         bound = "> 0" if positive else ">= 0"
         raise EmbedderError(f"{field} must be a finite number of seconds {bound}, got {value!r}")
     return float(value)

@@ -187,9 +187,11 @@ def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[s
     vectors = [b for text, b in evidence.vectors if text not in shared]  # the same text has the same vector
     needles: list[bytes] = [p.encode("utf-8") for p in probes] + [v.encode("ascii") for v in evidence.vector_ids]
     needles += vectors
-    hits = scan_for_bytes(manager.data_dir, needles)
+    data_dir = manager.data_dir
+    assert data_dir is not None  # both callers scan the disk only for a manager that has a folder
+    hits = scan_for_bytes(data_dir, needles)
     detail = (f"{len(probes)} texts, {len(evidence.vector_ids)} vector ids and {len(vectors)} vectors "
-              f"searched in every file under {manager.data_dir}")
+              f"searched in every file under {data_dir}")
     if hits:
         detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
     return PathCheck("disk", len(hits), detail)

@@ -223,7 +223,12 @@ class Ingestor:
             self._queue.join()
             return
         done = threading.Event()
-        threading.Thread(target=lambda: (self._queue.join(), done.set()), daemon=True).start()
+
+        def drain() -> None:
+            self._queue.join()
+            done.set()
+
+        threading.Thread(target=drain, daemon=True).start()
         if not done.wait(timeout):
             raise TimeoutError(f"ingestion queue not drained after {timeout} s ({self.pending} pending)")
 

@@ -30,7 +30,7 @@ from .journal import Plan
 from .recall import Candidates, govern
 from .schema import (
     Context, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, field_values, parse_time, validate_identifier,
-    validate_text,
+    OwnerArgs, validate_text,
 )
 from .store import MemoryStore, Scope, StoreLocation
 from .summary import Compressor, extractive_compressor
@@ -264,7 +264,7 @@ class MemoryManager:
     def _apply_journaled(self, seq: int, plan: Plan) -> None:
         """Apply a journaled plan: vectors (idempotent upserts), then every SQLite change and the journal's
         deletion in one transaction. Each half is retried (a locked file, a busy server) before it fails."""
-        _retry(lambda: self.store.add_vectors(plan.add, plan.vectors))
+        _retry(lambda: self.store.add_vectors(plan.add, _vectors_of(plan)))
         try:
             _retry(lambda: self._commit(seq, plan))
         except _AlreadyCommitted:  # another recoverer committed this plan first; this transaction rolled back
@@ -273,7 +273,7 @@ class MemoryManager:
     def _commit(self, seq: int, plan: Plan) -> None:
         texts = self.store.texts
         with texts.transaction():
-            self.store.put_records(plan.add, plan.vectors)
+            self.store.put_records(plan.add, _vectors_of(plan))
             self.store.update(plan.update)
             self._push_windows(plan.window)
             if plan.decisions:
@@ -391,7 +391,7 @@ class MemoryManager:
         now = self._now(as_of)
         n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
         vec = self.embed_query(query) if query_vector is None else query_vector
-        owner = {"tenant_id": tenant_id, "user_id": user_id}
+        owner: OwnerArgs = {"tenant_id": tenant_id, "user_id": user_id}
         if exact:
             hot = self.store.scan(vec, **owner, scope="hot") if include_blind else []
             active = self.store.scan(vec, **owner, scope="active", now=now)
@@ -537,6 +537,14 @@ def format_context(summary: str, recent: Sequence[Message], memories: Sequence[H
     parts += [f"recent: {m.role}: {m.content}" for m in recent]
     parts += [f"memory ({h.similarity:.2f}): {h.record.content}" for h in memories]
     return "\n".join(parts)
+
+
+def _vectors_of(plan: Plan) -> np.ndarray:
+    """The vectors of ``plan.add``. Only a plan that adds no record has None (the store then reads no row)."""
+    if plan.vectors is None:
+        assert not plan.add  # every Plan built or read back with records to add carries their vectors
+        return np.empty((0, 0), dtype=np.float32)
+    return plan.vectors
 
 
 def _check_owner(tenant_id: str, user_id: str) -> tuple[str, str]:

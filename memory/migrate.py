@@ -104,6 +104,7 @@ def _migrate_one(client: Any, location: StoreLocation, path: Path) -> Migrated:
     if store.count() != result.records:
         raise MemoryLabError(f"migration of {name}: {result.records} records read, {store.count()} stored")
     store.texts.close()
+    assert location.data_dir is not None  # migrate_folder's location is always on a folder
     purge_collection(client, location.data_dir / "chroma", name)
     path.unlink()
     return result

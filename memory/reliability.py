@@ -216,6 +216,7 @@ def check_crashes(scale: int, folder: Path, *, rounds: int) -> Check:
         proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(folder), str(scale)], cwd=root,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         seen = 0
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             if line.startswith("recovered"):
                 recovered += int(line.split()[1])

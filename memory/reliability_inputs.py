@@ -221,6 +221,9 @@ def library_cases(
     def add(**kw: Any) -> Callable[[], Any]:
         return lambda: mm.add(msg(**kw)())
 
+    def recent(user_id: str) -> Callable[[], Any]:
+        return lambda: mm.recent(tenant_id="acme", user_id=user_id)
+
     nan, inf = float("nan"), float("inf")
     cases: list[tuple[str, Callable[[], Any]]] = [
         ("identifier-lone-surrogate", lambda: validate_identifier("al\ud800ice", "user_id")),
@@ -269,7 +272,7 @@ def library_cases(
         name = "".join(rng.choice("abcdé") for _ in range(rng.randint(1, 8)))
         cut = rng.randint(0, len(name))
         bad_id = name[:cut] + chr(rng.randint(0xD800, 0xDFFF)) + name[cut:]
-        cases.append((f"random-surrogate-id-{i}", lambda b=bad_id: mm.recent(tenant_id="acme", user_id=b)))
+        cases.append((f"random-surrogate-id-{i}", recent(bad_id)))
         bad_ts = rng.choice([-1.0, 1.0]) * 10 ** rng.uniform(11.81, 300)
         cases.append((f"random-time-{i}", add(timestamp=bad_ts)))
     def unchanged() -> bool:

@@ -19,7 +19,7 @@ from .extract import extract_facts
 from .ingest import Ingestor
 from .manager import MemoryManager
 from .reliability import Check
-from .schema import Message
+from .schema import Message, OwnerArgs
 from .store import StoreLocation
 
 T0 = 1_780_000_000.0
@@ -33,7 +33,7 @@ def check_messages(embedder: Embedder, scale: int, folder: Path) -> Check:
     ing = Ingestor(mm)
     sent = stored = served = 0
     for u in range(2 * scale):
-        owner = {"tenant_id": "acme", "user_id": f"u{u}"}
+        owner: OwnerArgs = {"tenant_id": "acme", "user_id": f"u{u}"}
         # restated value without ids: 300, 200, 300 -> three turns, 300 current
         for amount in (300, 200, 300):
             ing.ingest(Message(content=f"My budget is {amount} yuan.", **owner))

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -19,8 +19,10 @@ from .safefile import read_regular_file, shown
 from .config import MemoryConfig
 from .schema import ROLES, Message, parse_time, validate_identifier, validate_text
 
+_T = TypeVar("_T")
+
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
-MAX_QUERY_CHARS = MemoryConfig.range_of("max_message_chars")[1]
+MAX_QUERY_CHARS = int(MemoryConfig.range_of("max_message_chars")[1])  # an int field: its bounds are whole
 """The longest query a scenario may hold (the engine's own upper bound on a text)."""
 
 
@@ -116,7 +118,7 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
             raise DataFileError(f"{item}: field 'role' must be one of {', '.join(ROLES)}, got {m.role[:32]!r}")
         if not m.content.strip():
             raise DataFileError(f"{item}: field 'content' is empty")
-        message = _guard(item, lambda m=m: Message(
+        message = _guard(item, lambda: Message(
             tenant_id=m.tenant_id, user_id=m.user_id, content=m.content, role=m.role, id=m.id,
             session_id=m.session_id, timestamp=parse_time(m.timestamp, "timestamp"),
             importance=m.importance, labels=tuple(m.labels),
@@ -129,7 +131,7 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
     queries: list[ScenarioQuery] = []
     for i, q in enumerate(parsed.queries):
         item = f"{where}: queries[{i}] (id {q.id[:64]!r})"
-        q = q.model_copy(update=_guard(item, lambda q=q: {
+        q = q.model_copy(update=_guard(item, lambda: {
             "id": validate_identifier(q.id, "id"),
             "tenant_id": validate_identifier(q.tenant_id, "tenant_id"),
             "user_id": validate_identifier(q.user_id, "user_id"),
@@ -138,9 +140,9 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
         }))
         if not q.query.strip():
             raise DataFileError(f"{item}: field 'query' is empty")
-        _guard(item, lambda q=q: validate_text(q.query, "query", max_chars=MAX_QUERY_CHARS))
+        _guard(item, lambda: validate_text(q.query, "query", max_chars=MAX_QUERY_CHARS))
         if q.as_of is not None:
-            _guard(item, lambda q=q: parse_time(q.as_of, "as_of"))
+            _guard(item, lambda: parse_time(q.as_of, "as_of"))
         for name in ("relevant", "forbidden"):
             for mid in getattr(q, name):
                 if mid not in owner:
@@ -238,7 +240,9 @@ def _no_surrogate(text: str, where: str, at: str) -> None:
                             "(not valid Unicode text)")
 
 
-def _guard(item: str, build: Callable[[], Any]) -> Any:
+def _guard(item: str, build: Callable[[], _T]) -> _T:
+    """``build()``, called at once (so a lambda may close over the loop's current item), with a
+    MemoryLabError restated as a DataFileError naming ``item``."""
     try:
         return build()
     except MemoryLabError as exc:

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from .errors import IdentifierError, InputError
 
@@ -21,6 +21,14 @@ SecurityLevel = Literal["public", "tenant_internal", "confidential"]
 CATEGORIES: tuple[str, ...] = ("user_profile", "preference", "episodic_fact", "business_rule")
 SECURITY_LEVELS: tuple[str, ...] = ("public", "tenant_internal", "confidential")
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+
+
+class OwnerArgs(TypedDict):
+    """The keyword arguments that name one (tenant, user), to pass as ``**owner`` to the engine's calls."""
+
+    tenant_id: str
+    user_id: str
+
 
 FOREVER = 253402300799.0
 """valid_until of a record that never expires (9999-12-31T23:59:59Z)."""

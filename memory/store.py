@@ -200,6 +200,7 @@ class MemoryStore:
         vectors = _matrix(embeddings, len(records))
         for owner, idx in _by_owner(records).items():
             name = self.texts.collection_of(*owner, create=True)
+            assert name is not None  # create=True registers the owner's collection, so there is a name
             for start in range(0, len(idx), self._batch):
                 part = idx[start : start + self._batch]
                 self._upsert(name, [self.texts.vector_id(records[i].memory_id) for i in part], vectors[part])
@@ -254,7 +255,9 @@ class MemoryStore:
     def chroma_segments(self, name: str) -> list[str] | None:
         """The segment ids of a collection in an embedded Chroma (None when not embedded or not there)."""
         folder = self.chroma_dir
-        handle = self._handle(name, create=False) if folder is not None else None
+        if folder is None:
+            return None
+        handle = self._handle(name, create=False)
         return None if handle is None else [s for s, _ in segments(folder, str(handle.id))]
 
     def chroma_trace_pages(self, needles: list[bytes], found: list[tuple[bytes, int]] | None = None
@@ -588,8 +591,9 @@ def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
     return groups
 
 
-def _check_owner(tenant_id: str, user_id: str) -> tuple[str, str]:
-    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier)."""
+def _check_owner(tenant_id: str | None, user_id: str | None) -> tuple[str, str]:
+    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier).
+    None (like anything but a plain string) raises IdentifierError."""
     return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
 
 

@@ -460,16 +460,22 @@ def recommend(rows: Sequence[SweepRow], rule: str | Rule = "f1") -> Recommendati
         pool = [r for r in rows if r.f1 is not None]
         if not pool:
             return Recommendation(rule.name, rule.description, None, "no setting has an F1 (no answerable questions)")
-        best = min(pool, key=lambda r: (-r.f1, -(r.precision or 0.0), *tail(r)))
+        best = min(pool, key=lambda r: (-_present(r.f1), -(r.precision or 0.0), *tail(r)))
         return Recommendation(rule.name, rule.description, best)
     pool = [r for r in rows if r.recall is not None and r.precision is not None and r.recall >= rule.min_recall - 1e-12]
     if not pool:
         with_recall = [r for r in rows if r.recall is not None]
         if not with_recall:
             return Recommendation(rule.name, rule.description, None, "no answerable questions, so no recall")
-        top = max(with_recall, key=lambda r: r.recall)
+        top = max(with_recall, key=lambda r: _present(r.recall))
         note = (f"no setting reaches recall >= {rule.min_recall:g}; the best recall is {top.recall:.3f} "
                 f"(threshold {top.threshold:g}, top_k {top.top_k}, decay_rate {top.decay_rate:g})")
         return Recommendation(rule.name, rule.description, None, note)
-    best = min(pool, key=lambda r: (-r.precision, -r.recall, *tail(r)))
+    best = min(pool, key=lambda r: (-_present(r.precision), -_present(r.recall), *tail(r)))
     return Recommendation(rule.name, rule.description, best)
+
+
+def _present(metric: float | None) -> float:
+    """A metric of a row the caller kept because it has that metric."""
+    assert metric is not None
+    return metric

@@ -135,6 +135,7 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
             elif kind == "private":
                 emit(owner, rng.choice(PRIVATE), ["private"], when)
             else:
+                assert attr is not None  # "fact" and "update" entries always name an attribute
                 template, _, values = ATTRIBUTES[attr]
                 previous = owner_facts.get(attr, [])
                 used = used_by.setdefault(attr, set())
@@ -145,7 +146,7 @@ def generate_scenario(spec: SynthSpec) -> dict[str, Any]:
                 owner_facts.setdefault(attr, []).append(emit(owner, content, [], when))
                 used.add(content)
 
-    queries = []
+    queries: list[dict[str, Any]] = []
     last = max(m["timestamp"] for m in messages)
     for owner in owners:
         for attr, ids in sorted(facts.get(owner, {}).items()):

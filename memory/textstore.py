@@ -267,7 +267,7 @@ class TextStore:
             )[0][0]
             current += messages
             overflow = current[: max(len(current) - keep, 0)]
-            statements = [
+            statements: list[tuple[str, tuple]] = [
                 ("INSERT INTO window VALUES (?, ?, ?, ?)",
                  (tenant_id, user_id, seq + i, json.dumps(message, ensure_ascii=False)))
                 for i, message in enumerate(messages)
@@ -360,6 +360,7 @@ class TextStore:
         this process's writer lease, so no other process replays it while this one lives."""
         with self.transaction():
             cur = self._db.execute("INSERT INTO journal (plan, writer) VALUES (?, ?)", (_json(plan), self._writer.token))
+            assert cur.lastrowid is not None  # an INSERT that succeeded always sets it
             return int(cur.lastrowid)
 
     def journal_done(self, seq: int) -> bool:
@@ -455,5 +456,6 @@ class WriterLease:
 
     def release(self) -> None:
         if self._file is not None and not self._file.closed:
+            assert self.folder is not None  # the lease file is only ever opened inside the folder
             self._file.close()
             (self.folder / f"{self.token}.lock").unlink(missing_ok=True)

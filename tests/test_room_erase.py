@@ -170,7 +170,7 @@ def test_after_erasing_the_page_says_who_was_erased_and_where_the_picker_moved()
 
 
 def test_the_page_says_it_in_chinese():
-    at = open_app("lab/pages/erasure.py", embedder="lexical", lang="zh")
+    at = open_app("lab/pages/erasure.py", embedder="lexical", lang="zh", scenario="workshop_en")  # the page's words
     at.button(key="erasure.erase.acme/alice").click().run()
     assert "删除 acme/alice？此操作无法撤销" in texts(at.warning)
     at.button(key="erasure.confirm.acme/alice").click().run()

@@ -21,6 +21,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
+from lab.state import DEFAULT_SCENARIOS
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from memory.safefile import max_file_bytes
@@ -192,7 +194,7 @@ def _synthetic(messages: int) -> bytes:
 
 
 def _kept_the_shipped_scenario(at, lang: str = "en") -> None:
-    assert at.session_state["lab.settings"].scenario_key == "workshop_en", "nothing was loaded"
+    assert at.session_state["lab.settings"].scenario_key == DEFAULT_SCENARIOS[lang], "nothing was loaded"
     assert JOB_KEY not in at.session_state, "no load was started"
     assert int(metric(at, i18n.TEXT["recall.m_blind"][lang])) == DEFAULTS.top_k, "the recall page still works"
 

@@ -160,3 +160,29 @@ def test_creating_a_workspace_does_not_hold_other_labs_and_happens_once_per_lab(
     for tab in tabs:
         tab.join(10)
     assert made == ["slow"] and room.get("a", "w", lambda: "never") == "slow-w" and released == []
+
+
+# --- the descriptor bound ----------------------------------------------------------------------------------
+
+def test_the_room_raises_the_soft_open_file_limit_and_caps_itself_to_what_fits():
+    raised = []
+    # soft 1,024 raised to a hard limit of 4,096: 60 labs fit
+    assert rooms.labs_within_descriptors(60, limits=lambda: (1024, 4096),
+                                         set_soft=lambda soft, hard: raised.append((soft, hard))) == 60
+    assert raised == [(4096, 4096)]
+    # no room above 1,024: the cap is what 1,024 descriptors hold beside the reserve
+    fits = (1024 - rooms.FD_RESERVE) // rooms.FDS_PER_LAB
+    assert rooms.labs_within_descriptors(60, limits=lambda: (1024, 1024), set_soft=lambda *a: None) == fits < 60
+
+    def refused(soft, hard):
+        raise ValueError("not permitted")
+
+    assert rooms.labs_within_descriptors(60, limits=lambda: (1024, 4096), set_soft=refused) == fits
+
+
+def test_the_real_process_limit_holds_the_default_room():
+    import resource
+
+    assert rooms.labs_within_descriptors(rooms.DEFAULT_MAX_LABS) == rooms.DEFAULT_MAX_LABS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert soft == resource.RLIM_INFINITY or soft >= rooms.DEFAULT_MAX_LABS * rooms.FDS_PER_LAB + rooms.FD_RESERVE

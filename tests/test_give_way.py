@@ -1,0 +1,127 @@
+"""Background loads give way to page runs (lab.loading.FOREGROUND): bounded waits, identical vectors, and a real
+background job that waits while a page runs. The lexical embedder stands in for MiniLM where a test is about the
+waiting, not the model (bench/room_load.py measures the effect with MiniLM)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from lab import loading
+from lab.loading import EMBED_CHUNK, Foreground, GivingWayEmbedder, giving_way
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+
+
+def in_job_thread(fn):
+    """Run ``fn`` in a thread flagged as a background job's; its result."""
+    out = {}
+
+    def run():
+        loading._job_thread.on = True
+        out["value"] = fn()
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(10)
+    assert not t.is_alive()
+    return out["value"]
+
+
+def test_a_give_way_point_waits_for_a_page_run_at_most_as_long_as_the_job_worked():
+    fg = Foreground()
+    assert fg.give_way() == 0.0  # nothing running
+
+    def job():
+        fg.give_way()  # starts the job's work clock
+        time.sleep(0.2)  # 0.2 s of work
+        with_run = threading.Thread(target=hold, args=(fg, 1.0))
+        with_run.start()
+        time.sleep(0.05)
+        waited = fg.give_way()  # a page run of 1 s: the job waits about its 0.25 s of work, not the whole run
+        with_run.join()
+        return waited
+
+    waited = in_job_thread(job)
+    assert 0.15 < waited < 0.6, waited
+
+
+def hold(fg: Foreground, seconds: float) -> None:
+    with fg.running():
+        time.sleep(seconds)
+
+
+def test_the_wait_ends_when_the_page_run_ends():
+    fg = Foreground()
+
+    def job():
+        fg.give_way()
+        time.sleep(1.0)  # worked long enough that the bound is not what ends the wait
+        page = threading.Thread(target=hold, args=(fg, 0.3))
+        page.start()
+        time.sleep(0.05)
+        started = time.monotonic()
+        fg.give_way()
+        page.join()
+        return time.monotonic() - started
+
+    waited = in_job_thread(job)
+    assert 0.15 < waited < 0.9, waited
+    assert fg.active == 0
+
+
+def test_a_page_threads_own_calls_never_wait():
+    with loading.FOREGROUND.running():
+        started = time.monotonic()
+        loading.give_way()  # not a job's thread
+        assert time.monotonic() - started < 0.05
+
+
+def test_the_giving_way_embedder_gives_the_wrapped_embedders_vectors_chunk_by_chunk():
+    texts = [f"memory number {i} about budgets and deadlines" for i in range(3 * EMBED_CHUNK + 5)]
+    inner = LexicalEmbedder()
+    calls = []
+
+    class Counting:
+        name, dim = inner.name, inner.dim
+
+        def embed(self, batch):
+            calls.append(len(batch))
+            return inner.embed(batch)
+
+    wrapped = GivingWayEmbedder(Counting())
+    assert (wrapped.name, wrapped.dim) == (inner.name, inner.dim)
+    in_job = in_job_thread(lambda: wrapped.embed(texts))
+    assert calls == [EMBED_CHUNK] * 3 + [5]
+    assert np.array_equal(in_job, inner.embed(texts))
+    calls.clear()
+    assert np.array_equal(wrapped.embed(texts), inner.embed(texts)) and calls == [len(texts)]  # a page: one call
+
+
+def test_a_real_background_job_waits_while_a_page_runs(tmp_path, monkeypatch):
+    fg = Foreground()
+    monkeypatch.setattr(loading, "FOREGROUND", fg)
+    waits = []
+    real = fg.give_way
+    monkeypatch.setattr(fg, "give_way", lambda: waits.append(real()) or waits[-1])
+    manager = MemoryManager(MemoryConfig(), embedder=GivingWayEmbedder(LexicalEmbedder()),
+                            location=StoreLocation(data_dir=tmp_path), workspace="give-way")
+    messages = [Message(tenant_id="t", user_id=f"u{i % 3}", content=f"note {i}: the budget is {i} yuan", id=f"m{i}")
+                for i in range(300)]
+    with fg.running():  # a page runs for the whole job's start
+        job = loading.start_job(manager, None, messages)
+        time.sleep(1.0)
+    job.join(60)
+    assert job.state == "done" and job.done == 300
+    assert manager.store.count("t", "u0") == 100  # nothing lost by waiting
+    assert sum(w > 0 for w in waits) >= 1, waits  # it did wait for the page
+
+
+def test_an_ingestor_extractor_gives_way_before_each_message(monkeypatch):
+    seen = []
+    monkeypatch.setattr(loading, "give_way", lambda: seen.append("wait"))
+    extract = giving_way(lambda text, **kw: seen.append(text) or [])
+    extract("a", max_chars=10)
+    extract("b", max_chars=10)
+    assert seen == ["wait", "a", "wait", "b"]
