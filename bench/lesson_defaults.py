@@ -30,10 +30,13 @@ from lab.views import cached_count_tokens
 from .common import write_results
 
 
-def count(scenario_name: str, embedder_name: str, write_path: str) -> list[dict]:
-    """One row per labelled query: blind and governed polluted counts at the default config."""
+def count(scenario_name: str, embedder_name: str, write_path: str, threshold: float | None = None) -> list[dict]:
+    """One row per labelled query: blind and governed polluted counts at the default config (``threshold``
+    instead of the default's, when given), and whether each served one of the query's relevant memories."""
     scenario = load_scenario(FIXTURES_DIR / f"{scenario_name}.json")
     config = config_for(embedder_name, language=scenario.language)  # the sidebar's defaults for this model and language
+    if threshold is not None:
+        config = config.replace(threshold=threshold)
     labels = {m.id: tuple(m.labels) for m in scenario.messages}
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -53,9 +56,14 @@ def count(scenario_name: str, embedder_name: str, write_path: str) -> list[dict]
             def polluted(hits) -> int:
                 return sum(1 for h in hits if kinds_of(h.record, owner=owner, labels=labels, query=q))
 
+            def served(hits) -> bool:
+                return any(set(h.record.source_message_ids) & set(q.relevant) for h in hits)
+
             blind, governed = polluted(result.blind), polluted(result.governed)
             rows.append({"query": q.id, "text": q.query, "write_path": write_path, "blind": blind,
-                         "governed": governed, "lands": governed <= blind and (blind == 0 or governed < blind)})
+                         "governed": governed, "lands": governed <= blind and (blind == 0 or governed < blind),
+                         "has_relevant": bool(q.relevant), "served_blind": served(result.blind),
+                         "served_governed": served(result.governed)})
         manager.store.drop()
     return rows
 
@@ -64,24 +72,31 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.lesson_defaults", description=__doc__.splitlines()[0])
     p.add_argument("--scenario", default="workshop_en")
     p.add_argument("--embedder", default="minilm", choices=("minilm", "e5", "lexical"))
+    p.add_argument("--threshold", type=float, default=None, help="instead of the default's (carried) threshold")
     p.add_argument("--quick", action="store_true", help="the same (the scenario is small)")
     a = p.parse_args(argv)
-    rows = [row for path in WRITE_PATHS for row in count(a.scenario, a.embedder, path)]
+    rows = [row for path in WRITE_PATHS for row in count(a.scenario, a.embedder, path, a.threshold)]
     language = load_scenario(FIXTURES_DIR / f"{a.scenario}.json").language
-    lines = [f"{a.scenario}, {a.embedder}, default settings (threshold "
-             f"{config_for(a.embedder, language=language).threshold}); polluted memories "
-             "in blind top-k vs governed recall.", "",
-             "| write path | queries | polluted, blind | polluted, governed | queries where it does not land |",
-             "|---|---:|---:|---:|---|"]
+    threshold = a.threshold if a.threshold is not None else config_for(a.embedder, language=language).threshold
+    lines = [f"{a.scenario}, {a.embedder}, default settings (threshold {threshold}"
+             f"{', given' if a.threshold is not None else ''}); polluted memories in blind top-k vs governed recall, "
+             "and the labelled queries with a relevant memory for which one was served.", "",
+             "| write path | queries | polluted, blind | polluted, governed | relevant served, blind | "
+             "relevant served, governed | queries where it does not land |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for path in WRITE_PATHS:
         mine = [r for r in rows if r["write_path"] == path]
         misses = ", ".join(r["query"] for r in mine if not r["lands"]) or "none"
+        asked = sum(r["has_relevant"] for r in mine)
         lines.append(f"| {path} | {len(mine)} | {sum(r['blind'] for r in mine)} | {sum(r['governed'] for r in mine)} "
-                     f"| {misses} |")
+                     f"| {sum(r['served_blind'] for r in mine)}/{asked} | {sum(r['served_governed'] for r in mine)}/"
+                     f"{asked} | {misses} |")
     table = "\n".join(lines)
     name = "lesson_defaults" if (a.scenario, a.embedder) == ("workshop_en", "minilm") else \
         f"lesson_defaults_{a.scenario}_{a.embedder}"
-    write_results(name, {"scenario": a.scenario, "embedder": a.embedder, "rows": rows}, table)
+    if a.threshold is not None:
+        name += f"_at_{a.threshold:g}"
+    write_results(name, {"scenario": a.scenario, "embedder": a.embedder, "threshold": threshold, "rows": rows}, table)
     print(table)
     return 0
 

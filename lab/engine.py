@@ -36,6 +36,7 @@ from memory import (
 from memory.calibration import config_for
 from memory.embedders import Embedder
 from memory.extract import extract
+from memory.heap import return_freed_memory
 from memory.ingest import Ingestor, LogEntry
 from memory.scenario import Scenario, ScenarioQuery
 from memory.schema import iso, parse_time
@@ -139,7 +140,8 @@ def _changes(live: "_Live") -> int:
 @st.cache_resource(show_spinner=False, on_release=lambda labs: labs.release_all())
 def room() -> Room["_Live"]:
     """The process's labs (lab/rooms.py): a reload finds its lab; idle labs and labs past the cap are released."""
-    return Room.from_env(release=_release, release_lab=_release_folder, busy=_loading, changes=_changes)
+    return Room.from_env(release=_release, release_lab=_release_folder, busy=_loading, changes=_changes,
+                         after_release=return_freed_memory)
 
 
 def _workspace(scenario_key: str, embedder_name: str, write_path: str, location: StoreLocation) -> "_Live":

@@ -83,18 +83,20 @@ class Room(Generic[V]):
     ``release(value)`` frees one workspace (it must not raise); ``release_lab(lab_id)`` frees what a lab holds
     beyond its workspaces (its folder); ``busy(value)`` says a workspace must not be released now (a running
     load); ``changes(value)`` counts what a participant did to a workspace (a switch that drops some says so).
+    ``after_release()`` runs once after each group of releases (the lab returns the freed heap to the system).
     Releases run outside the room's lock.
     """
 
     def __init__(self, *, release: Callable[[V], None], release_lab: Callable[[str], None] = lambda _: None,
                  busy: Callable[[V], bool] = lambda _: False, changes: Callable[[V], int] = lambda _: 0,
-                 max_labs: int = DEFAULT_MAX_LABS,
+                 after_release: Callable[[], None] = lambda: None, max_labs: int = DEFAULT_MAX_LABS,
                  idle_seconds: float = DEFAULT_IDLE_MINUTES * 60, per_lab: int = WORKSPACES_PER_LAB,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if max_labs < 1 or per_lab < 1 or not idle_seconds > 0:
             raise ValueError(f"a room needs max_labs >= 1, per_lab >= 1 and idle_seconds > 0, got {max_labs}, "
                              f"{per_lab}, {idle_seconds}")
         self._release, self._release_lab, self._busy, self._changes = release, release_lab, busy, changes
+        self._after_release = after_release
         self.max_labs, self.idle_seconds, self.per_lab = max_labs, idle_seconds, per_lab
         self._clock = clock
         self._labs: OrderedDict[str, _Lab[V]] = OrderedDict()  # least recently used first
@@ -199,6 +201,8 @@ class Room(Generic[V]):
                 self._release(value)
             if whole:
                 self._release_lab(lab_id)
+        if going:
+            self._after_release()
 
 
 def _env_number(environ, name: str, default, kind):

@@ -186,3 +186,16 @@ def test_the_real_process_limit_holds_the_default_room():
     assert rooms.labs_within_descriptors(rooms.DEFAULT_MAX_LABS) == rooms.DEFAULT_MAX_LABS
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert soft == resource.RLIM_INFINITY or soft >= rooms.DEFAULT_MAX_LABS * rooms.FDS_PER_LAB + rooms.FD_RESERVE
+
+
+def test_after_release_runs_once_per_group_of_releases():
+    calls = []
+    room, released, folders, clock = make_room(max_labs=5)
+    room._after_release = lambda: calls.append(len(released))
+    for lab in ("a", "b", "c"):
+        room.get(lab, "w", lambda lab=lab: lab)
+    assert calls == []  # nothing released yet
+    clock.now += room.idle_seconds + 1
+    room.get("d", "w", lambda: "d")  # releases a, b and c at once
+    assert released == ["a", "b", "c"] and calls == [3]
+
