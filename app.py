@@ -12,7 +12,7 @@ import streamlit as st
 from lab import PAGES, lesson, models
 from lab.loading import FOREGROUND
 from lab.i18n import t
-from lab.state import render_sidebar, widget_defaults
+from lab.state import render_sidebar, rerun_pending, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
 with FOREGROUND.running():  # background loads of other sessions give way while this run draws (lab.loading)
@@ -23,6 +23,8 @@ with FOREGROUND.running():  # background loads of other sessions give way while 
         pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
                                         default=page.default) for page in PAGES}
         navigation = st.navigation(list(pages.values()))
+        if rerun_pending():  # after st.navigation: the rerun opens this run's page, not the default one
+            st.rerun()
         if target := lesson.goto():  # a lesson step or a preset was clicked: its page
             st.switch_page(pages[target], query_params={})  # the bound widgets put their new values back in the URL
         lesson.render_banner(defaults)

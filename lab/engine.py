@@ -35,6 +35,7 @@ from memory import (
 )
 from memory.calibration import config_for
 from memory.embedders import Embedder
+from memory.adjudicate import judge_reason
 from memory.extract import extract
 from memory.heap import return_freed_memory
 from memory.ingest import Ingestor, LogEntry
@@ -44,7 +45,8 @@ from memory.store import StoreLocation, release_client
 
 from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
 from .loading import (
-    BACKGROUND_AT, LOAD_BATCH, GivingWayEmbedder, IngestJob, JobState, giving_way, load_messages, start_job,
+    BACKGROUND_AT, LOAD_BATCH, GivingWayEmbedder, IngestJob, JobState, giving_way, giving_way_judge, load_messages,
+    start_job,
 )
 from .i18n import t
 from .pollution import kinds_of
@@ -153,7 +155,8 @@ def _workspace(scenario_key: str, embedder_name: str, write_path: str, location:
         embedder=GivingWayEmbedder(get_embedder(embedder_name)), location=location,  # a background load gives way
         workspace=workspace, token_counter=cached_count_tokens,
     )
-    ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract)) if write_path == "facts" else None
+    ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract),
+                        judge=giving_way_judge(judge_reason)) if write_path == "facts" else None
     return _Live(manager, LabData(), ingestor)
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import math
+import re
+from typing import Callable, Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
+
+from .pollution import POLLUTION_KINDS
 
 STAGE_COLORS: dict[str, str] = {
     "governed": "#2e7d32", "threshold": "#9e9e9e", "top_k": "#f9a825", "budget": "#ef6c00",
@@ -13,6 +17,34 @@ STAGE_COLORS: dict[str, str] = {
 }
 MAX_BARS = 80
 """The candidate chart shows at most this many candidates (the most similar)."""
+POLLUTION_SERIES = ("blind_before", "governed_before", "blind_after", "governed_after", "sandbox_before",
+                    "sandbox_after")
+"""The columns of lab.views.pollution_table that pollution_by_kind draws."""
+VERDICTS = ("duplicate", "update", "coexist", "new")
+
+WORDS: dict[str, dict[str, str]] = {
+    "candidate_scores": {"similarity": "fig.similarity", "score": "fig.score", "threshold": "knob.threshold",
+                         "candidate": "fig.candidate", **{f"stage.{s}": f"stage.{s}" for s in STAGE_COLORS}},
+    "pollution_by_kind": {**{c: f"pollution.col.{c}" for c in POLLUTION_SERIES}, "count": "fig.memories",
+                          **{f"kind.{k}": f"kind.{k}" for k in POLLUTION_KINDS}},
+    "erasure_checks": {"before": "erasure.before", "after": "erasure.after", "count": "fig.items"},
+    "similarity_axis": {"similarity": "fig.similarity", "expected": "dedup.expected", "new": "dedup.band_new",
+                        "update": "dedup.band_update", "duplicate": "dedup.band_duplicate",
+                        "conflict_band": "knob.conflict_band", "duplicate_band": "knob.duplicate_band",
+                        "unlabelled": "dedup.unlabelled", "wrong": "dedup.wrong_marker", "plain": "fig.plain",
+                        "governed": "fig.governed", **{f"kind.{k}": f"verdict.{k}" for k in VERDICTS}},
+    "version_timeline": {"version": "dedup.version", "time": "dedup.created_at", "deprecated": "dedup.deprecated",
+                         "active": "dedup.active"},
+    "score_distributions": {"relevant": "study.relevant", "irrelevant": "study.irrelevant", "score": "fig.similarity",
+                            "threshold": "knob.threshold"},
+}
+"""The words of each figure (its ``text`` keys) as i18n keys of lab/i18n.py: ``words(name, t)`` is the ``text``."""
+
+
+def words(figure: str, say: Callable[[str], str], **keys: str) -> dict[str, str]:
+    """A figure's ``text`` in the page's language: ``say`` (lab.i18n.t) of each key of WORDS[figure]; ``keys``
+    replaces some of the i18n keys (the erasure page's "held now" bars)."""
+    return {name: say(key) for name, key in (WORDS[figure] | keys).items()}
 
 
 def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str, str] | None = None,
@@ -62,13 +94,15 @@ def unique_labels(ids) -> list[str]:
 
 
 def pollution_by_kind(table: pd.DataFrame, *, text: Mapping[str, str] | None = None) -> go.Figure:
-    """Grouped bars: polluted memories per kind for each column of lab.views.pollution_table."""
+    """Grouped bars: polluted memories per kind for each column of lab.views.pollution_table (``text``: the series'
+    names, ``count`` for the axis and ``kind.<kind>`` for each kind's name on the axis)."""
     series = [c for c in table.columns if c != "kind"]
     text = {c: c.replace("_", " ") for c in series} | dict(text or {})
     fig = go.Figure()
     palette = ["#bdbdbd", "#a5d6a7", "#616161", "#2e7d32", "#ffcc80", "#ef6c00"]
     for column, color in zip(series, palette):
-        fig.add_bar(x=table["kind"], y=table[column], name=text[column], marker_color=color)
+        fig.add_bar(x=[text.get(f"kind.{k}", k) for k in table["kind"]], y=table[column], name=text[column],
+                    marker_color=color)
     fig.update_layout(barmode="group", height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       yaxis={"title": text.get("count", "memories"), "rangemode": "tozero", "dtick": 1},
                       legend={"orientation": "h", "y": -0.2})
@@ -101,25 +135,33 @@ def similarity_axis(frame: pd.DataFrame, *, conflict_band: float, duplicate_band
     plain rule is wrong at these bands. The three regions of the plain rule are shaded, the two bands drawn.
 
     ``frame`` is lab.dedup.decision_frame; ``text`` overrides labels (keys: similarity, expected, wrong, right,
-    new, update, duplicate, conflict_band, duplicate_band, unlabelled).
+    new, update, duplicate, conflict_band, duplicate_band, unlabelled, plain, governed, and ``kind.<kind>`` for an
+    expected kind's name in the legend and on the axis).
     """
     text = {"similarity": "similarity", "expected": "expected", "wrong": "plain rule wrong", "right": "plain rule right",
             "new": "plain: new", "update": "plain: update (conflict)", "duplicate": "plain: duplicate",
             "conflict_band": "conflict band", "duplicate_band": "duplicate band", "unlabelled": "unlabelled",
-            **(text or {})}
+            "plain": "plain", "governed": "governed", **(text or {})}
     kinds = [k for k in KIND_COLORS if k in set(frame["expected"])]
-    low = min(0.0, float(frame["similarity"].min()) - 0.02) if len(frame) else 0.0
+    # the axis spans the pairs and the bands, not 0 to 1: with e5 (pairs above 0.8) the three regions were slivers
+    # whose labels ran into each other at 1024x768; on the right, room for the duplicate band's label
+    lowest = min(float(frame["similarity"].min()) if len(frame) else 0.0, conflict_band)
+    low = math.floor((lowest - 0.03) * 20) / 20
+    high = max(1.02, duplicate_band + 0.08)
     fig = go.Figure()
     for (region, fill), (x0, x1) in zip(BAND_FILLS, ((low, conflict_band), (conflict_band, duplicate_band),
-                                                     (duplicate_band, 1.02))):
-        if x1 > x0:
+                                                     (duplicate_band, high))):
+        if x1 > x0:  # the duplicate region's label at its right end, a line lower: a narrow middle region's label
+            # runs past its right edge and would cover it
+            right = region == "duplicate"
             fig.add_vrect(x0=x0, x1=x1, fillcolor=fill, opacity=0.8, layer="below", line_width=0,
-                          annotation_text=text[region], annotation_position="top left")
+                          annotation_text=text[region], annotation_position="top right" if right else "top left",
+                          annotation={"yshift": -16} if right else None)
     for row, kind in enumerate(kinds):
         part = frame[frame["expected"] == kind]
         jitter = [((i * 0.618) % 1.0 - 0.5) * 0.5 for i in range(len(part))]
         part = part.assign(y=[row + j for j in jitter])
-        name = kind or text["unlabelled"]
+        name = text.get(f"kind.{kind}", kind) if kind else text["unlabelled"]
         _legend_key(fig, name, KIND_COLORS[kind], "circle", group=name)
         for wrong, symbol in ((False, "circle"), (True, "x")):
             points = part[(part["plain_error"] != "") == wrong]
@@ -128,19 +170,23 @@ def similarity_axis(frame: pd.DataFrame, *, conflict_band: float, duplicate_band
                 showlegend=False, marker={"color": KIND_COLORS[kind], "size": 11, "symbol": symbol,
                                           "line": {"width": 1, "color": "white"}},
                 customdata=points[["id", "plain_rule", "governed", "existing", "incoming"]].to_numpy(),
-                hovertemplate="%{customdata[0]}: " + text["similarity"] + " %{x:.3f}<br>plain %{customdata[1]}, "
-                "governed %{customdata[2]}<br>%{customdata[3]}<br>→ %{customdata[4]}<extra>" + name + "</extra>",
+                hovertemplate="%{customdata[0]}: " + text["similarity"] + " %{x:.3f}<br>" + text["plain"]
+                + " %{customdata[1]}, " + text["governed"] + " %{customdata[2]}<br>%{customdata[3]}<br>→ "
+                "%{customdata[4]}<extra>" + name + "</extra>",
             )
     _legend_key(fig, text["wrong"], "#424242", "x")
-    for band, key, position in ((conflict_band, "conflict_band", "bottom left"),
-                                (duplicate_band, "duplicate_band", "bottom right")):
+    # both bands' labels left of their lines, the duplicate band's a line higher: right of its line it ran off the
+    # chart at 1024x768
+    for band, key, shift in ((conflict_band, "conflict_band", 0), (duplicate_band, "duplicate_band", 16)):
         fig.add_vline(x=band, line_dash="dash", line_color="#c62828", annotation_text=f"{text[key]} {band:.2f}",
-                      annotation_position=position)
+                      annotation_position="bottom left",
+                      annotation={"yshift": shift, "bgcolor": "rgba(255, 255, 255, 0.75)"})  # readable over points
     fig.update_layout(
         height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.2,
                                                                          "title": {"text": text["expected"]}},
-        xaxis={"title": text["similarity"], "range": [low, 1.02]},
-        yaxis={"tickvals": list(range(len(kinds))), "ticktext": [k or text["unlabelled"] for k in kinds],
+        xaxis={"title": text["similarity"], "range": [low, high]},
+        yaxis={"tickvals": list(range(len(kinds))),
+               "ticktext": [text.get(f"kind.{k}", k) if k else text["unlabelled"] for k in kinds],
                "range": [-0.6, len(kinds) - 0.4], "title": text["expected"]},
     )
     return fig
@@ -158,6 +204,11 @@ def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = No
             **(text or {})}
     times = pd.to_datetime(chain["created_at"])
     labels = [f"v{v}: {c if len(c) <= 48 else c[:47] + '…'}" for v, c in zip(chain["version"], chain["content"])]
+    # the first version's label to the right of its point, the last one's to the left: centred, both ran off the
+    # chart's edges in the lab's narrow column at 1024x768
+    last = len(chain) - 1
+    places = ["top center" if last == 0 else "top right" if i == 0 else "top left" if i == last else "top center"
+              for i in range(len(chain))]
     fig = go.Figure()
     fig.add_scatter(x=times, y=chain["version"], mode="lines", line={"color": "#9e9e9e", "shape": "hv"},
                     showlegend=False, hoverinfo="skip")
@@ -165,7 +216,8 @@ def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = No
         mask = chain["is_deprecated"] == deprecated
         if mask.any():
             fig.add_scatter(x=times[mask], y=chain["version"][mask], mode="markers+text", name=name,
-                            text=[label for label, m in zip(labels, mask) if m], textposition="top center",
+                            text=[label for label, m in zip(labels, mask) if m],
+                            textposition=[place for place, m in zip(places, mask) if m],
                             marker={"size": 16, "color": color}, customdata=chain.loc[mask, ["superseded_by"]],
                             hovertemplate="%{text}<br>superseded_by %{customdata[0]}<extra></extra>")
     top = int(chain["version"].max()) if len(chain) else 1
@@ -197,4 +249,74 @@ def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | 
         fig.update_xaxes(title_text=text["score"], row=row, col=1)
     fig.update_layout(barmode="overlay", height=220 + 200 * len(runs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def localize(fig: go.Figure, phrases: Mapping[str, str]) -> go.Figure:
+    """A figure of memory/study_figures.py (worded in English there) in the page's language, in place.
+
+    ``phrases`` maps an English phrase to its wording (lab.i18n.phrases("studyfig")); each is replaced as a whole
+    word, the longest first, in the legend names, the axis and legend titles and the title up to its first ": "
+    (what follows names the dataset, unit, mode and model: data, never translated). English phrases: unchanged."""
+    swaps = {en: said for en, said in phrases.items() if en != said}
+    if not swaps:
+        return fig
+
+    def edge(phrase: str) -> str:
+        start = r"(?<![\w-])" if phrase[0].isalnum() else ""
+        end = r"(?![\w-])" if phrase[-1].isalnum() else ""
+        return start + re.escape(phrase) + end
+
+    pattern = re.compile("|".join(f"({edge(p)})" for p in sorted(swaps, key=len, reverse=True)))
+
+    def say(text: str | None) -> str | None:
+        return pattern.sub(lambda m: swaps[m.group(0)], text) if text else text
+
+    title = fig.layout.title.text
+    if title:
+        head, sep, tail = title.partition(": ")
+        fig.update_layout(title_text=say(head) + sep + tail)
+    fig.for_each_xaxis(lambda axis: axis.update(title_text=say(axis.title.text)))
+    fig.for_each_yaxis(lambda axis: axis.update(title_text=say(axis.title.text)))
+    if fig.layout.legend.title.text:
+        fig.update_layout(legend_title_text=say(fig.layout.legend.title.text))
+    fig.for_each_trace(lambda trace: trace.update(name=say(trace.name)))
+    return fig
+
+
+_WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]")
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` on lines of at most ``width`` columns (a CJK character takes two), broken between words or
+    between CJK characters."""
+    lines, line = [], ""
+    for token in re.findall(_WIDE.pattern + r"|[^\s" + _WIDE.pattern[1:-1] + r"]+\s*|\s+", text):
+        if line.strip() and _columns(line + token.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = token.lstrip()
+        else:
+            line += token
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
+def _columns(text: str) -> int:
+    return sum(2 if _WIDE.match(ch) else 1 for ch in text)
+
+
+def for_half_width(fig: go.Figure, *, width: int = 30) -> go.Figure:
+    """A figure of memory/study_figures.py for half of the page (two charts side by side), in place.
+
+    At 1024x768 half the page is about 270 pixels: the title ran off the chart and the legend on the right left
+    the plot a sliver. The title is put on short lines with what follows its first ": " (dataset, unit, mode,
+    model) in small type under it, and the legend goes under the plot."""
+    title = fig.layout.title.text or ""
+    head, sep, tail = title.partition(": ")
+    lines = _wrapped(head, width) if head else []
+    text = "<br>".join(lines) + (f"<br><sup>{tail}</sup>" if sep else "")
+    fig.update_layout(title={"text": text, "font": {"size": 14}, "x": 0.02, "xanchor": "left"},
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
+                      margin={"l": 50, "r": 10, "t": 30 + 18 * (len(lines) + bool(sep)), "b": 40}, height=500)
+    fig.update_xaxes(title_font_size=12)
+    fig.update_yaxes(title_font_size=12)  # "memories injected per question" ran past the plot's height
     return fig

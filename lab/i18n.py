@@ -5,7 +5,8 @@ Every key exists in both languages (tests check it); a missing key shows as the 
 
 from __future__ import annotations
 
-from typing import Callable
+import re
+from typing import Any, Callable, Iterable, Mapping
 
 import streamlit as st
 
@@ -544,6 +545,7 @@ TEXT: dict[str, dict[str, str]] = {
     "inspector.filter_placeholder": {"en": "text in the content, or an exact id", "zh": "内容中的文字，或完整 id"},
     "inspector.category": {"en": "Category", "zh": "类别"},
     "inspector.labels": {"en": "Labels", "zh": "标签"},
+    "inspector.choose": {"en": "Choose options", "zh": "请选择"},
     "inspector.m_records": {"en": "Records shown", "zh": "显示的记录"},
     "inspector.m_owners": {"en": "Users", "zh": "用户数"},
     "inspector.m_deprecated": {"en": "Deprecated", "zh": "已弃用"},
@@ -704,6 +706,119 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The chart's camera button (top right of the chart) saves it as a PNG image.",
         "zh": "图表右上角的相机按钮可把图表保存为 PNG 图片。",
     },
+    # --- table headers (lab.i18n.headers): English keeps the field names, which tests and CSV downloads use ---
+    "col.content": {"en": "content", "zh": "内容"},
+    "col.stage": {"en": "stage", "zh": "阶段"},
+    "col.reason": {"en": "reason", "zh": "原因"},
+    "col.similarity": {"en": "similarity", "zh": "相似度"},
+    "col.pollution": {"en": "pollution", "zh": "污染"},
+    "col.id": {"en": "id", "zh": "编号"},
+    "col.recency": {"en": "recency", "zh": "时效"},
+    "col.importance": {"en": "importance", "zh": "重要性"},
+    "col.similarity_part": {"en": "similarity_part", "zh": "相似度项"},
+    "col.recency_part": {"en": "recency_part", "zh": "时效项"},
+    "col.importance_part": {"en": "importance_part", "zh": "重要性项"},
+    "col.score": {"en": "score", "zh": "综合分"},
+    "col.tokens": {"en": "tokens", "zh": "token 数"},
+    "col.in_blind": {"en": "in_blind", "zh": "在盲目召回中"},
+    "col.memory_id": {"en": "memory_id", "zh": "记忆编号"},
+    "col.kind": {"en": "kind", "zh": "类型"},
+    "col.owner": {"en": "owner", "zh": "所属用户"},
+    "col.labels": {"en": "labels", "zh": "标签"},
+    "col.records": {"en": "records", "zh": "记录数"},
+    "col.deprecated": {"en": "deprecated", "zh": "已弃用"},
+    "col.erased": {"en": "erased", "zh": "已删除"},
+    "col.in_governed": {"en": "in_governed", "zh": "在治理召回中"},
+    "col.in_sandbox": {"en": "in_sandbox", "zh": "在沙盒中"},
+    "col.what_it_does": {"en": "what_it_does", "zh": "后果"},
+    "col.plain_rule": {"en": "plain_rule", "zh": "朴素规则"},
+    "col.governed": {"en": "governed", "zh": "治理判定"},
+    "col.expected": {"en": "expected", "zh": "标注"},
+    "col.plain_error": {"en": "plain_error", "zh": "朴素规则的错误"},
+    "col.governed_error": {"en": "governed_error", "zh": "治理判定的错误"},
+    "col.existing": {"en": "existing", "zh": "已存储的事实"},
+    "col.incoming": {"en": "incoming", "zh": "新进入的事实"},
+    "col.version": {"en": "version", "zh": "版本"},
+    "col.created_at": {"en": "created_at", "zh": "创建时间"},
+    "col.is_deprecated": {"en": "is_deprecated", "zh": "已弃用"},
+    "col.superseded_by": {"en": "superseded_by", "zh": "取代它的记录"},
+    "col.supersedes": {"en": "supersedes", "zh": "它取代的记录"},
+    "col.access_count": {"en": "access_count", "zh": "访问次数"},
+    "col.source_message_ids": {"en": "source_message_ids", "zh": "来源消息"},
+    "col.message": {"en": "message", "zh": "消息"},
+    "col.fact": {"en": "fact", "zh": "事实"},
+    "col.decision": {"en": "decision", "zh": "判定"},
+    "col.candidate": {"en": "candidate", "zh": "比对的已存事实"},
+    "col.path": {"en": "path", "zh": "路径"},
+    "col.items": {"en": "items", "zh": "条目数"},
+    "col.detail": {"en": "detail", "zh": "详情"},
+    "col.cleared": {"en": "cleared", "zh": "已清空"},
+    "col.canary": {"en": "canary", "zh": "金丝雀"},
+    "col.files_before": {"en": "files_before", "zh": "删除前含它的文件"},
+    "col.files_after": {"en": "files_after", "zh": "删除后含它的文件"},
+    "col.questions": {"en": "questions", "zh": "问题数"},
+    "col.dataset": {"en": "dataset", "zh": "数据集"},
+    "col.unit": {"en": "unit", "zh": "单位"},
+    "col.mode": {"en": "mode", "zh": "检索模式"},
+    "col.embedder": {"en": "embedder", "zh": "向量模型"},
+    "col.threshold": {"en": "threshold", "zh": "阈值"},
+    "col.decay_rate": {"en": "decay_rate", "zh": "衰减率"},
+    "col.answerable": {"en": "answerable", "zh": "可回答"},
+    "col.no_answer": {"en": "no_answer", "zh": "无答案"},
+    "col.precision": {"en": "precision", "zh": "精确率"},
+    "col.recall": {"en": "recall", "zh": "召回率"},
+    "col.f1": {"en": "f1", "zh": "F1"},
+    "col.pollution_rate": {"en": "pollution_rate", "zh": "污染率"},
+    "col.avg_injected": {"en": "avg_injected", "zh": "平均注入条数"},
+    "col.avg_tokens": {"en": "avg_tokens", "zh": "平均 token 数"},
+    "col.forbidden_hits": {"en": "forbidden_hits", "zh": "禁止记忆命中"},
+    "col.isolation_leaks": {"en": "isolation_leaks", "zh": "隔离泄漏"},
+    "col.no_answer_empty_rate": {"en": "no_answer_empty_rate", "zh": "无答案时空上下文比例"},
+    "col.no_answer_avg_injected": {"en": "no_answer_avg_injected", "zh": "无答案时平均注入条数"},
+    "col.configuration": {"en": "configuration", "zh": "配置"},
+    "col.tenant_id": {"en": "tenant_id", "zh": "租户"},
+    "col.user_id": {"en": "user_id", "zh": "用户"},
+    "col.session_id": {"en": "session_id", "zh": "会话"},
+    "col.category": {"en": "category", "zh": "类别"},
+    "col.security_level": {"en": "security_level", "zh": "安全级别"},
+    "col.last_accessed_at": {"en": "last_accessed_at", "zh": "最近访问时间"},
+    "col.valid_until": {"en": "valid_until", "zh": "有效期至"},
+    "col.last_verified_at": {"en": "last_verified_at", "zh": "最近核实时间"},
+    "col.archived": {"en": "archived", "zh": "已归档"},
+    "col.role": {"en": "role", "zh": "角色"},
+    "col.message_id": {"en": "message_id", "zh": "消息编号"},
+    "col.domain_tags": {"en": "domain_tags", "zh": "领域标签"},
+    "col.entities": {"en": "entities", "zh": "实体"},
+    "col.context_tags": {"en": "context_tags", "zh": "上下文标签"},
+    # --- words of memory/study_figures.py, relabelled on the study page (lab.figures.localize) ---
+    "studyfig.pr_threshold_two": {"en": "Precision and recall vs threshold, two configurations", "zh": "两种配置的精确率与召回率随阈值变化"},
+    "studyfig.pr_two": {"en": "Precision-recall, two configurations", "zh": "两种配置的精确率-召回率"},
+    "studyfig.pr_threshold": {"en": "Precision and recall vs threshold", "zh": "精确率与召回率随阈值变化"},
+    "studyfig.pr": {"en": "Precision-recall", "zh": "精确率-召回率"},
+    "studyfig.injected": {"en": "Injected memories vs threshold", "zh": "注入记忆数随阈值变化"},
+    "studyfig.by_category": {"en": "By category at threshold", "zh": "按问题类别，阈值"},
+    "studyfig.decay": {"en": "decay", "zh": "衰减"},
+    "studyfig.threshold_cosine": {"en": "threshold on cosine similarity", "zh": "余弦相似度阈值"},
+    "studyfig.threshold_on": {"en": "threshold on ", "zh": "阈值："},
+    "studyfig.cosine": {"en": "cosine", "zh": "余弦"},
+    "studyfig.bm25_normalised": {"en": "normalised BM25", "zh": "归一化 BM25"},
+    "studyfig.bm25_best": {"en": "the question's best BM25", "zh": "问题的最佳 BM25"},
+    "studyfig.value": {"en": "value", "zh": "数值"},
+    "studyfig.recall_macro": {"en": "recall (macro)", "zh": "召回率（宏平均）"},
+    "studyfig.precision_micro": {"en": "precision (micro)", "zh": "精确率（微平均）"},
+    "studyfig.injected_axis": {"en": "memories injected per question", "zh": "每个问题注入的记忆数"},
+    "studyfig.category": {"en": "question category", "zh": "问题类别"},
+    "studyfig.precision": {"en": "precision", "zh": "精确率"},
+    "studyfig.recall": {"en": "recall", "zh": "召回率"},
+    "studyfig.threshold": {"en": "threshold", "zh": "阈值"},
+    "studyfig.recommended": {"en": "recommended", "zh": "推荐点"},
+    "studyfig.all_questions": {"en": "all questions", "zh": "全部问题"},
+    "studyfig.no_answer_questions": {"en": "no-answer questions", "zh": "无答案问题"},
+    "studyfig.no_answer_empty": {"en": "no-answer: empty context", "zh": "无答案：空上下文"},
+    "studyfig.ranking": {"en": " (ranking)", "zh": "（排序）"},
+    "study.threshold_for_precision": {"en": "precision ≥ {target:g}", "zh": "精确率 ≥ {target:g} 的阈值"},
+    "fig.plain": {"en": "plain", "zh": "朴素"},
+    "fig.governed": {"en": "governed", "zh": "治理"},
 }
 
 
@@ -758,3 +873,45 @@ def explain_drop(stage: str, reason: str, params: dict) -> str:
 def kinds_label(codes: str) -> str:
     """``"stale, noise"`` (pollution kinds as the views join them) in the page's language."""
     return ", ".join(t(f"kind.{c}") if f"kind.{c}" in TEXT else c for c in codes.split(", ") if c)
+
+
+_AT_K = re.compile(r"(recall|precision)@(\w+)")
+
+
+def header(name: str) -> str:
+    """A table column's header in the page's language: ``col.<name>``; ``recall@5`` and ``pollution_<kind>`` are
+    worded from their parts; any other name is shown as it is."""
+    if f"col.{name}" in TEXT:
+        return t(f"col.{name}")
+    if language() == DEFAULT_LANGUAGE:
+        return name
+    if match := _AT_K.fullmatch(name):
+        return f"{t('col.' + match[1])}@{match[2]}"
+    if name.startswith("pollution_"):
+        kind = name[len("pollution_"):]
+        return f"{t('col.pollution')}：{t('kind.' + kind) if f'kind.{kind}' in TEXT else kind}"
+    return name
+
+
+def headers(columns: Iterable[Any], config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``st.dataframe``'s ``column_config`` with every column headed in the page's language (:func:`header`).
+
+    Only the header changes: the frame keeps its field names (what tests, the CSV downloads and trace.json use) and
+    the header's tooltip gives the field name. ``config`` holds the page's own column options (a format, a width,
+    None to hide a column), which are kept. In English the headers stay the field names."""
+    out = dict(config or {})
+    if language() == DEFAULT_LANGUAGE:
+        return out
+    for name in map(str, columns):
+        label = header(name)
+        if label == name or (name in out and out[name] is None):
+            continue
+        options = out.get(name)
+        options = {} if options is None else {"label": options} if isinstance(options, str) else dict(options)
+        out[name] = {"help": name, **options, "label": label}
+    return out
+
+
+def phrases(prefix: str) -> dict[str, str]:
+    """English phrase -> the page's wording, for every ``<prefix>.*`` key (lab.figures.localize takes these)."""
+    return {entry[DEFAULT_LANGUAGE]: t(key) for key, entry in TEXT.items() if key.startswith(prefix + ".")}

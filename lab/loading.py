@@ -51,8 +51,8 @@ SLOT = threading.Semaphore(1)
 
 Progress = Callable[[int, int], None]
 JobState = Literal["queued", "running", "done", "cancelled", "failed"]
-EMBED_CHUNK = 16
-"""Texts a background job embeds between two give-way points (about 50 ms of MiniLM on this machine's cores)."""
+EMBED_CHUNK = 8
+"""Texts a background job embeds between two give-way points (about 25 ms of MiniLM on this machine's cores)."""
 MAX_GIVE_WAY = 1.0
 """Longest single wait of a background job for page runs to end (seconds)."""
 
@@ -63,6 +63,7 @@ class Foreground:
     :meth:`running` wraps a page run. :meth:`give_way`, called from a background job's thread, waits while any
     page run is in progress, for at most as long as the job worked since its last wait (and
     :data:`MAX_GIVE_WAY`): a room that never stops rerunning still leaves a job half of the time.
+    Every judgement of the write path is a give-way point too (:func:`giving_way_judge`).
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -91,11 +92,14 @@ class Foreground:
         return self._active
 
     def give_way(self) -> float:
-        """Wait for the page runs in progress (bounded); the seconds waited."""
+        """Wait for the page runs in progress, for at most as long as this thread worked since it last waited
+        (and :data:`MAX_GIVE_WAY`); the seconds waited. Give-way points are frequent and short (one message's
+        extraction), so the work is counted from the last wait, not from the last point."""
         now = self._clock()
         started = getattr(self._worked_from, "at", None)
-        self._worked_from.at = now
-        if self._idle.is_set() or started is None:
+        if started is None:
+            self._worked_from.at = started = now
+        if self._idle.is_set():
             return 0.0
         self._idle.wait(min(MAX_GIVE_WAY, now - started))
         self._worked_from.at = self._clock()
@@ -134,6 +138,14 @@ class GivingWayEmbedder:
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped embedder offers
         return getattr(self.inner, name)
+
+
+def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
+    """An Ingestor judge with a give-way point before each (stored, incoming) pair is judged."""
+    def decide(existing: str, incoming: str, similarity: float, **kw: Any) -> Any:
+        give_way()
+        return judge(existing, incoming, similarity, **kw)
+    return decide
 
 
 def giving_way(extractor: Callable[..., Any]) -> Callable[..., Any]:

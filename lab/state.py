@@ -45,6 +45,8 @@ DEFAULT_SCALE = "minilm"
 """The model whose similarity scale MemoryConfig's default threshold is on."""
 SCALE_KEY = "lab.threshold_scale"
 """The resolved embedder whose scale the threshold slider's value is on (re-mapped when the model changes)."""
+RERUN_KEY = "lab.rerun_after_navigation"
+"""Set when the sidebar needs another run; app.py reruns after st.navigation, so the page of a deep link is kept."""
 REMAP_KEY = "lab.threshold_remap"
 """A re-mapped threshold waiting for the next run (set before the slider is drawn), and what it came from."""
 ORIGIN_KEY = "lab.threshold_origin"
@@ -346,7 +348,12 @@ def _track_scale(resolved: str) -> None:
             changes[key] = (value, mapped)
     if changes:
         st.session_state[REMAP_KEY] = (changes, scale, resolved)
-        st.rerun()
+        st.session_state[RERUN_KEY] = True  # app.py reruns once st.navigation knows the page (a deep link keeps it)
+
+
+def rerun_pending() -> bool:
+    """Whether the sidebar asked for a rerun this run (a re-mapped threshold waits for it); clears the ask."""
+    return bool(st.session_state.pop(RERUN_KEY, False))
 
 
 def render_sidebar() -> Settings:

@@ -116,6 +116,11 @@ def _open(page, url: str, *, chart: bool) -> None:
     page.goto(url, timeout=LOAD_TIMEOUT_MS)
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=LOAD_TIMEOUT_MS)
     page.wait_for_selector("[data-testid='stMainBlockContainer'] h1", timeout=LOAD_TIMEOUT_MS)
+    _open_done(page, chart=chart)
+
+
+def _open_done(page, *, chart: bool) -> None:
+    """Wait until the app has finished running (and drawn its chart)."""
     _wait_idle(page)
     if chart:
         page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
@@ -184,6 +189,65 @@ def test_every_page_opens_by_url(page, server, spec):
     _open(page, f"{server}/{spec.link}?embedder=lexical&threshold=0.3", chart=spec.has_chart)
     assert page.get_by_text("Page not found").count() == 0
     _check(page, f"{spec.url_path}-lexical")
+
+
+SCREEN = {"width": 1024, "height": 768}
+"""A projector's screen: every page is checked at this viewport in both languages."""
+
+
+def _full_page_shot(tab, path: Path) -> None:
+    """A screenshot of the whole page at the viewport's width. Streamlit scrolls inside its own container, so a
+    full-page shot of the window holds one screen: the viewport is made as tall as the content first (the width,
+    and so the layout, stays), then put back."""
+    height = tab.evaluate("""() => Math.max(...['stMain', 'stSidebarContent', 'stAppViewContainer'].map(id => {
+        const el = document.querySelector(`[data-testid='${id}']`); return el ? el.scrollHeight : 0; }))""")
+    size = tab.viewport_size
+    tab.set_viewport_size({"width": size["width"], "height": max(size["height"], int(height) + 16)})
+    tab.wait_for_timeout(500)  # plotly redraws on resize
+    _wait_idle(tab)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(path), full_page=True)
+    tab.set_viewport_size(size)
+
+
+def _title(spec, lang: str) -> str:
+    return i18n.TEXT[f"{Path(spec.path).stem}.title"][lang]
+
+
+def _shown_title(tab) -> str:
+    return tab.locator("[data-testid='stMainBlockContainer'] h1").first.inner_text().strip()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
+    """Each page with the default settings (a participant's first screen; lang=zh for Chinese) at 1024x768: drawn,
+    its chart too, no exception, no "Page not found", its title in the page's language; then a full-page screenshot
+    test-artifacts/screenshots/<page>-<lang>-1024x768.png."""
+    context = browser.new_context(viewport=SCREEN)
+    tab = context.new_page()
+    try:
+        _open(tab, f"{server}/{spec.link}" + ("?lang=zh" if lang == "zh" else ""), chart=spec.has_chart)
+        assert tab.get_by_text("Page not found").count() == 0, spec.url_path
+        exceptions = tab.locator("[data-testid='stException']")
+        assert exceptions.count() == 0, exceptions.first.inner_text()
+        assert _shown_title(tab) == _title(spec, lang)
+        _full_page_shot(tab, SHOTS / f"{spec.url_path}-{lang}-1024x768.png")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("spec", [p for p in PAGES if not p.default], ids=[p.url_path for p in PAGES if not p.default])
+def test_a_chinese_deep_link_opens_its_page(browser, server, spec):
+    """lang=zh re-maps the threshold to e5's Chinese scale on the first run, which takes a rerun: it must keep the
+    linked page (app.py reruns after st.navigation), not fall back to the default one."""
+    context = browser.new_context(viewport=SCREEN)
+    tab = context.new_page()
+    try:
+        _open(tab, f"{server}/{spec.link}?lang=zh", chart=False)
+        assert (tab.url.split("?")[0].rsplit("/", 1)[-1], _shown_title(tab)) == (spec.link, _title(spec, "zh"))
+    finally:
+        context.close()
 
 
 def test_recall_with_minilm_and_url_parameters(page, server):

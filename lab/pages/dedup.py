@@ -22,7 +22,7 @@ from memory.lifecycle import version_chain
 from memory.schema import validate_text
 
 from lab import dedup, engine, figures, state
-from lab.i18n import labels, language, t
+from lab.i18n import headers, labels, language, t
 
 PAGE = "dedup"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -91,8 +91,8 @@ def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
     result = dedup.decide([pair], sims, config, source="typed", embedder=current.embedder).results[0]
     cols = st.columns(3)
     cols[0].metric(t("dedup.m_similarity"), f"{result.similarity:.3f}")
-    cols[1].metric(t("dedup.m_plain"), result.plain_rule)
-    cols[2].metric(t("dedup.m_governed"), result.decision)
+    cols[1].metric(t("dedup.m_plain"), t(f"verdict.{result.plain_rule}"))
+    cols[2].metric(t("dedup.m_governed"), t(f"verdict.{result.decision}"))
     (st.warning if result.plain_rule != result.decision else st.success)(dedup.reason_in(result, language()))
 
 
@@ -134,27 +134,26 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     _render_metrics(report, fit)
     st.plotly_chart(figures.similarity_axis(
         frame, conflict_band=config.conflict_band, duplicate_band=config.duplicate_band,
-        text={"similarity": t("fig.similarity"), "expected": t("dedup.expected"), "new": t("dedup.band_new"),
-              "update": t("dedup.band_update"), "duplicate": t("dedup.band_duplicate"),
-              "conflict_band": t("knob.conflict_band"), "duplicate_band": t("knob.duplicate_band"),
-              "unlabelled": t("dedup.unlabelled"), "wrong": t("dedup.wrong_marker")},
-    ), key=f"{PAGE}.axis")
+        text=figures.words("similarity_axis", t)), key=f"{PAGE}.axis")
     st.caption(t("dedup.axis_caption", conflict=config.conflict_band, duplicate=config.duplicate_band))
     if report.labelled:
-        st.dataframe(dedup.errors_frame(report, {k: t(f"dedup.error.{k}") for k in ERROR_COLORS}), hide_index=True)
+        errors = dedup.errors_frame(report, {k: t(f"dedup.error.{k}") for k in ERROR_COLORS})
+        st.dataframe(errors, hide_index=True, column_config=headers(errors.columns))
     only_wrong = st.toggle(t("dedup.only_wrong"), key=f"{PAGE}.only_wrong")
     shown = frame[frame["plain_error"] != ""] if only_wrong else frame
-    st.dataframe(shown.style.apply(_highlight, axis=1), hide_index=True, column_config={"similarity": NUMBER},
-                 key=f"{PAGE}.table")
+    st.dataframe(shown.style.apply(_highlight, axis=1), hide_index=True,
+                 column_config=headers(shown.columns, {"similarity": NUMBER}), key=f"{PAGE}.table")
     st.caption(t("dedup.table_caption"))
 
 
 def _render_metrics(report, fit: dedup.BandFit | None) -> None:
-    cols = st.columns(5)
     labelled = len(report.labelled)
     if not labelled:
         st.info(t("dedup.no_labels"))
         return
+    # two rows (accuracies, then mistakes): five in a row cut labels and values ("100.…", "52 / …") at 1024x768
+    top, bottom = st.columns(3), st.columns(3)
+    cols = [top[0], top[1], *bottom]
     cols[0].metric(t("dedup.m_plain_accuracy"), f"{report.accuracy('plain'):.1%}")
     cols[1].metric(t("dedup.m_governed_accuracy"), f"{report.accuracy('governed'):.1%}")
     cols[2].metric(t("dedup.m_plain_wrong"), f"{dedup.wrong(report, 'plain')} / {labelled}",
@@ -197,13 +196,15 @@ def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
     chain = dedup.chain_frame(version_chain(manager, picked, tenant_id=owner[0], user_id=owner[1]))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(figures.version_timeline(chain, text={
-            "version": t("dedup.version"), "time": t("dedup.created_at"), "deprecated": t("dedup.deprecated"),
-            "active": t("dedup.active")}), key=f"{PAGE}.timeline")
-    with right:
-        st.dataframe(chain, hide_index=True)
+        st.plotly_chart(figures.version_timeline(chain, text=figures.words("version_timeline", t)),
+                        key=f"{PAGE}.timeline")
+    with right:  # a narrow column: the version's text next to its number, the ids after
+        st.dataframe(chain, hide_index=True, column_config=headers(chain.columns),
+                     column_order=["version", "content", "is_deprecated", "created_at", "superseded_by", "supersedes",
+                                   "access_count", "source_message_ids", "memory_id"])
     with st.expander(t("dedup.log")):
-        st.dataframe(dedup.log_frame(entries, language()), hide_index=True, column_config={"similarity": NUMBER})
+        log = dedup.log_frame(entries, language())
+        st.dataframe(log, hide_index=True, column_config=headers(log.columns, {"similarity": NUMBER}))
 
 
 def _digest(data: bytes) -> str:

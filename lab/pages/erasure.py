@@ -15,7 +15,7 @@ from memory import Message
 from memory.erase import scan_for_bytes
 
 from lab import engine, figures, state
-from lab.i18n import t
+from lab.i18n import headers, t
 
 PAGE = "erasure"
 CANARIES = 3
@@ -158,6 +158,10 @@ def _checklist(checks: list[dict]) -> pd.DataFrame:
     ])
 
 
+def _table(frame: pd.DataFrame) -> None:
+    st.dataframe(frame, hide_index=True, column_config=headers(frame.columns))
+
+
 def _render_last(last: dict) -> None:
     report = last["report"]
     st.subheader(t("erasure.result", owner=last["owner"]))
@@ -165,25 +169,24 @@ def _render_last(last: dict) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(f"**{t('erasure.before')}**")
-        st.dataframe(_checklist(last["before"]).drop(columns=["cleared"]), hide_index=True)
+        _table(_checklist(last["before"]).drop(columns=["cleared"]))
     with right:
         st.markdown(f"**{t('erasure.after')}**")
-        st.dataframe(_checklist(report["paths"]), hide_index=True)
+        _table(_checklist(report["paths"]))
     frame = pd.DataFrame({
         "path": [c["name"] for c in last["before"]],
         "before": [c["remaining"] for c in last["before"]],
         "after": [next((p["remaining"] for p in report["paths"] if p["name"] == c["name"]), 0) for c in last["before"]],
     })
-    st.plotly_chart(figures.erasure_checks(frame, text={"before": t("erasure.before"), "after": t("erasure.after"),
-                                                        "count": t("fig.items")}), key=f"{PAGE}.chart")
+    st.plotly_chart(figures.erasure_checks(frame, text=figures.words("erasure_checks", t)), key=f"{PAGE}.chart")
     cols = st.columns(3)
     cols[0].metric(t("erasure.m_removed"), sum(n for path, n in report["removed"].items() if not path.startswith("chroma_")))
     cols[1].metric(t("erasure.m_others_touched"), report["others_touched"])
     cols[2].metric(t("erasure.m_paths_clear"), f"{sum(p['remaining'] == 0 for p in report['paths'])} / {len(report['paths'])}")
     if last["canaries"]:
         st.markdown(f"**{t('erasure.canaries')}**")
-        st.dataframe(pd.DataFrame([{"canary": c, "files_before": v["before"], "files_after": v["after"]}
-                                   for c, v in last["canaries"].items()]), hide_index=True)
+        _table(pd.DataFrame([{"canary": c, "files_before": v["before"], "files_after": v["after"]}
+                             for c, v in last["canaries"].items()]))
     st.caption(t("erasure.paths_note"))
     with st.expander(t("erasure.report_json")):
         st.json(report)
@@ -204,10 +207,10 @@ def _render_now(lab: engine.Lab, owner) -> None:
     checks = _checks(lab, owner)
     left, right = st.columns(2)
     with left:
-        st.dataframe(_checklist(checks).drop(columns=["cleared"]), hide_index=True)
+        _table(_checklist(checks).drop(columns=["cleared"]))
     with right:
         frame = pd.DataFrame({"path": [c["name"] for c in checks], "before": [c["remaining"] for c in checks]})
-        st.plotly_chart(figures.erasure_checks(frame, text={"before": t("erasure.holds"), "count": t("fig.items")}),
+        st.plotly_chart(figures.erasure_checks(frame, text=figures.words("erasure_checks", t, before="erasure.holds")),
                         key=f"{PAGE}.now_chart")
 
 

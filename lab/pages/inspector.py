@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from lab import engine, state, views
-from lab.i18n import t
+from lab.i18n import headers, t
 
 PAGE = "inspector"
 ALL = "all"
@@ -51,15 +51,16 @@ def main() -> None:
         st.info(t("inspector.empty"))
         return
     c1, c2 = st.columns(2)
-    categories = c1.multiselect(t("inspector.category"), sorted(frame["category"].unique()), key=f"{PAGE}.category")
+    categories = c1.multiselect(t("inspector.category"), sorted(frame["category"].unique()), key=f"{PAGE}.category",
+                                placeholder=t("inspector.choose"))
     all_labels = sorted({x for value in frame["labels"] for x in value.split(", ") if x})
-    labels = c2.multiselect(t("inspector.labels"), all_labels, key=f"{PAGE}.labels")
+    labels = c2.multiselect(t("inspector.labels"), all_labels, key=f"{PAGE}.labels", placeholder=t("inspector.choose"))
     shown = _filter(frame, needle, categories, labels)
     cols = st.columns(3)
     cols[0].metric(t("inspector.m_records"), len(shown))
     cols[1].metric(t("inspector.m_owners"), shown[["tenant_id", "user_id"]].drop_duplicates().shape[0])
     cols[2].metric(t("inspector.m_deprecated"), int(shown["is_deprecated"].sum()))
-    st.dataframe(shown, hide_index=True, height=min(38 + 35 * len(shown), 600))
+    st.dataframe(shown, hide_index=True, height=min(38 + 35 * len(shown), 600), column_config=headers(shown.columns))
     kept = set(shown["memory_id"])
     d1, d2 = st.columns(2)
     d1.download_button(t("inspector.csv"), shown.to_csv(index=False).encode("utf-8"), file_name="memory_records.csv",

@@ -13,7 +13,7 @@ import streamlit as st
 from memory import govern
 
 from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
-from lab.i18n import t
+from lab.i18n import headers, kinds_label, t
 from lab.pollution import INJECTIONS, plan_injection, unisolated_top_k
 
 PAGE = "pollution"
@@ -41,9 +41,11 @@ def _inject(lab: engine.Lab, kind: str, owner, choice) -> None:
 
 def _render_injections(lab: engine.Lab, owner, choice) -> None:
     st.subheader(t("pollution.inject"))
-    cols = st.columns(len(INJECTIONS))
+    # rows of three, labels wrapping: five in a row at 1024x768 cut them ("Another u…") or broke words
+    cols = [col for _ in range(0, len(INJECTIONS), 3) for col in st.columns(3)]
     for col, kind in zip(cols, INJECTIONS):
-        if col.button(t(f"inject.{kind}"), key=f"{PAGE}.inject.{kind}", help=t(f"inject.{kind}.help"), width="stretch"):
+        if col.button(t(f"inject.{kind}"), key=f"{PAGE}.inject.{kind}", help=t(f"inject.{kind}.help"), width="stretch",
+                      wrap=True):
             _inject(lab, kind, owner, choice)
             st.toast(t("pollution.injected", kind=t(f"inject.{kind}")))
     st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
@@ -51,7 +53,8 @@ def _render_injections(lab: engine.Lab, owner, choice) -> None:
 
 def _render_side(title: str, result, kinds) -> None:
     st.subheader(title)
-    c1, c2 = st.columns(2)
+    # one above the other: side by side in half a page, both labels were cut to "Polluted / inject…" at 1024x768
+    c1 = c2 = st.container()
     c1.metric(t("pollution.m_blind"), f"{sum(1 for h in result.blind if kinds(h.record))} / {len(result.blind)}",
               help=t("pollution.m_share", share=f"{views.polluted_token_share(result.blind, kinds):.0%}"))
     c2.metric(t("pollution.m_governed"),
@@ -78,20 +81,26 @@ def _render_injected(lab: engine.Lab, after, sandbox) -> None:
     rows = []
     for mid, kind in lab.data.injected.items():
         rows.append({"id": mid, "kind": kind, "labels": ", ".join(lab.data.labels.get(mid, ())),
-                     "records": len(stages.get(mid, ())), "stage": ", ".join(sorted(set(stages.get(mid, ())))),
+                     "records": len(stages.get(mid, ())),
+                     "stage": ", ".join(t(f"stage.{s}") for s in sorted(set(stages.get(mid, ())))),
                      "deprecated": mid in deprecated, "erased": mid in lab.data.erased_ids, "in_blind": mid in blind,
                      "in_governed": mid in governed, "in_sandbox": mid in in_sandbox})
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    frame = pd.DataFrame(rows)
+    shown = frame.assign(kind=frame["kind"].map(kinds_label), labels=frame["labels"].map(kinds_label))
+    st.dataframe(shown, hide_index=True, column_config=headers(shown.columns))
 
 
 def _render_sandbox(sandbox, kinds) -> None:
     with st.expander(t("pollution.sandbox"), expanded=False):
         st.warning(t("pollution.sandbox_warning"))
-        st.dataframe(pd.DataFrame([
+        frame = pd.DataFrame([
             {"content": h.record.content, "owner": state.owner_label(h.record.tenant_id, h.record.user_id),
-             "id": h.record.message_id, "similarity": round(h.similarity, 3), "pollution": ", ".join(kinds(h.record))}
+             "id": h.record.message_id, "similarity": round(h.similarity, 3),
+             "pollution": kinds_label(", ".join(kinds(h.record)))}
             for h in sandbox
-        ]), hide_index=True, column_config={"content": st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)})
+        ], columns=["content", "owner", "id", "similarity", "pollution"])
+        st.dataframe(frame, hide_index=True, column_config=headers(
+            frame.columns, {"content": st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)}))
 
 
 def main() -> None:
@@ -120,12 +129,11 @@ def main() -> None:
                             polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
     table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
                                   [h.record for h in sandbox_after])
-    st.plotly_chart(figures.pollution_by_kind(table, text={c: t(f"pollution.col.{c}") for c in table.columns
-                                                           if c != "kind"} | {"count": t("fig.memories")}),
-                    key=f"{PAGE}.chart")
+    st.plotly_chart(figures.pollution_by_kind(table, text=figures.words("pollution_by_kind", t)), key=f"{PAGE}.chart")
     st.caption(t("pollution.isolation_note"))
-    st.dataframe(table.rename(columns={c: t(f"pollution.col.{c}") for c in table.columns if c != "kind"}),
-                 hide_index=True)
+    shown = table.rename(columns={c: t(f"pollution.col.{c}") for c in table.columns if c != "kind"})
+    st.dataframe(shown.assign(kind=shown["kind"].map(kinds_label)), hide_index=True,
+                 column_config=headers(["kind"]))
     st.subheader(t("pollution.injected_title"))
     _render_injected(lab, after, sandbox_after)
     _render_sandbox(sandbox_after, kinds)

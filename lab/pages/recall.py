@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lab import MEMORY_TEXT_COLUMN, engine, figures, state, teaching, views
-from lab.i18n import explain_drop, kinds_label, t
+from lab.i18n import explain_drop, headers, kinds_label, t
 
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -52,17 +52,16 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
     st.caption(t("recall.spread", embedder=embedder, p10=sims.quantile(0.1), p50=sims.median(), p90=sims.quantile(0.9),
                  top=sims.max(), threshold=config.threshold, passing=int((sims >= config.threshold).sum()),
                  total=len(sims)))
-    st.plotly_chart(figures.candidate_scores(frame, config.threshold, text={
-        "similarity": t("fig.similarity"), "score": t("fig.score"), "threshold": t("knob.threshold"),
-        "candidate": t("fig.candidate"), **{f"stage.{s}": t(f"stage.{s}") for s in figures.STAGE_COLORS},
-    }), key=f"{PAGE}.chart")
+    st.plotly_chart(figures.candidate_scores(frame, config.threshold, text=figures.words("candidate_scores", t)),
+                    key=f"{PAGE}.chart")
     if len(frame) > figures.MAX_BARS:
         st.caption(t("recall.chart_cap", n=figures.MAX_BARS, total=len(frame)))
     st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,
                  decay=config.decay_rate))
     numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
     shown = frame.assign(stage=frame["stage"].map(lambda s: t(f"stage.{s}")), pollution=frame["pollution"].map(kinds_label))
-    st.dataframe(shown, hide_index=True, column_config={"content": TEXT} | {name: NUMBER for name in numbers})
+    st.dataframe(shown, hide_index=True,
+                 column_config=headers(shown.columns, {"content": TEXT} | {name: NUMBER for name in numbers}))
 
 
 def _render_context(lab: engine.Lab, result, config) -> None:

@@ -27,7 +27,7 @@ from memory.study import (
 )
 
 from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state
-from lab.i18n import labels, t
+from lab.i18n import headers, labels, phrases, t
 
 PAGE = "study"
 SAMPLE = "locomo-sample"
@@ -38,6 +38,7 @@ RESULTS = f"{PAGE}.results"
 KEPT_RESULTS = 8  # study results a session keeps (one per request: dataset, unit, mode, ranges, rule, budget)
 KEPT_RANKINGS = 6  # rankings the server process keeps (LoCoMo with MiniLM: tens of MB each)
 RULES = ("f1", "precision")
+PRECISION_TARGET = 0.8  # the calibration table's second column: the threshold reaching this precision
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,9 @@ def _render_recommendation(result: StudyResult) -> None:
         st.warning(t("study.none_recommended", note=rec.note))
         return
     row = rec.row
-    cols = st.columns(7)
+    # two rows (the setting, then what it gives): seven in a row cut labels and values ("0.…") at 1024x768
+    top, bottom = st.columns(4), st.columns(4)
+    cols = [*top[:3], *bottom]
     cols[0].metric(t("knob.threshold"), f"{row.threshold:g}")
     cols[1].metric("top_k", row.top_k)
     cols[2].metric(t("knob.decay_rate"), f"{row.decay_rate:g}")
@@ -314,22 +317,38 @@ def _render_recommendation(result: StudyResult) -> None:
         st.success(t("study.applied", **values))
 
 
+def _worded(fig):
+    """A figure of memory/study_figures.py (English there) in the page's language."""
+    return figures.localize(fig, phrases("studyfig"))
+
+
+def _half(fig):
+    """A study figure in the page's language, laid out for half of the page."""
+    return figures.for_half_width(_worded(fig))
+
+
+def _table(rows, **options) -> None:
+    """A table of dicts (or a frame) with its headers in the page's language."""
+    columns = rows.columns if hasattr(rows, "columns") else list(dict.fromkeys(k for row in rows for k in row))
+    st.dataframe(rows, hide_index=True, column_config=headers(columns), **options)
+
+
 def _render_curves(result: StudyResult) -> None:
     left, right = st.columns(2)
-    left.plotly_chart(study_figures.precision_recall_vs_threshold(result), key=f"{PAGE}.pr_threshold")
-    right.plotly_chart(study_figures.pr_curve(result), key=f"{PAGE}.pr_curve")
+    left.plotly_chart(_half(study_figures.precision_recall_vs_threshold(result)), key=f"{PAGE}.pr_threshold")
+    right.plotly_chart(_half(study_figures.pr_curve(result)), key=f"{PAGE}.pr_curve")
     left, right = st.columns(2)
-    left.plotly_chart(study_figures.injected_vs_threshold(result), key=f"{PAGE}.injected")
-    right.plotly_chart(study_figures.category_breakdown(result), key=f"{PAGE}.categories")
+    left.plotly_chart(_half(study_figures.injected_vs_threshold(result)), key=f"{PAGE}.injected")
+    right.plotly_chart(_half(study_figures.category_breakdown(result)), key=f"{PAGE}.categories")
     st.markdown(f"**{t('study.at_k')}**")
-    st.dataframe([{"k": k, "recall@k": _fmt(a.recall), "precision@k": _fmt(a.precision), "questions": a.questions}
-                  for k, a in result.at_k.items()], hide_index=True)
+    _table([{"k": k, "recall@k": _fmt(a.recall), "precision@k": _fmt(a.precision), "questions": a.questions}
+            for k, a in result.at_k.items()])
 
 
 def _render_table(result: StudyResult) -> None:
     st.subheader(t("study.sweep"))
     frame = result.to_frame()
-    st.dataframe(frame, hide_index=True, height=min(38 + 35 * len(frame), 420))
+    _table(frame, height=min(38 + 35 * len(frame), 420))
     stem = f"study-{result.dataset.replace(':', '-')}-{result.mode}-{result.unit}"
     d1, d2 = st.columns(2)
     d1.download_button(t("study.csv"), frame.to_csv(index=False).encode("utf-8"), file_name=f"{stem}.csv",
@@ -367,7 +386,7 @@ def _render_compare(req: Request, result: StudyResult) -> None:
     if other is None:
         return
     names = (f"{_config_name(req.mode, req.embedder)} ({t('study.current')})", other_name)
-    st.plotly_chart(study_figures.compare(result, other, names=names, kind=kind), key=f"{PAGE}.compare")
+    st.plotly_chart(_worded(study_figures.compare(result, other, names=names, kind=kind)), key=f"{PAGE}.compare")
     runs = {name: calibrate(_rankings(r, lambda *_: None)) for name, r in zip(names, (req, other_req))}
     rows = []
     for name, res in zip(names, (result, other)):
@@ -376,7 +395,7 @@ def _render_compare(req: Request, result: StudyResult) -> None:
                      "top_k": row.top_k if row else None, "precision": _fmt(row.precision) if row else None,
                      "recall": _fmt(row.recall) if row else None, "f1": _fmt(row.f1) if row else None}
                     | {f"recall@{k}": _fmt(a.recall) for k, a in at_k.items()})
-    st.dataframe(rows, hide_index=True)
+    _table(rows)
     _render_calibration(runs)
 
 
@@ -386,14 +405,13 @@ def _render_calibration(runs: dict) -> None:
     target = st.slider(t("study.calibration_target"), 0.5, 0.99, 0.8, 0.01, key=f"{PAGE}.target_recall")
     st.caption(t("study.calibration_caption"))
     shown = {name: (c.relevant, c.irrelevant, c.threshold_for_recall(target)) for name, c in runs.items()}
-    st.plotly_chart(figures.score_distributions(shown, text={
-        "relevant": t("study.relevant"), "irrelevant": t("study.irrelevant"), "score": t("fig.similarity"),
-        "threshold": t("knob.threshold")}), key=f"{PAGE}.calibration")
-    st.dataframe([{"configuration": name, t("study.threshold_for_recall", target=target): _fmt(c.threshold_for_recall(target)),
-                   "precision ≥ 0.8": _fmt(c.threshold_for_precision(0.8)),
-                   t("study.relevant") + " p50": _fmt(c.quantiles("relevant")[0.5]),
-                   t("study.irrelevant") + " p50": _fmt(c.quantiles("irrelevant")[0.5])}
-                  for name, c in runs.items()], hide_index=True)
+    st.plotly_chart(figures.score_distributions(shown, text=figures.words("score_distributions", t)),
+                    key=f"{PAGE}.calibration")
+    _table([{"configuration": name, t("study.threshold_for_recall", target=target): _fmt(c.threshold_for_recall(target)),
+             t("study.threshold_for_precision", target=PRECISION_TARGET): _fmt(c.threshold_for_precision(PRECISION_TARGET)),
+             t("study.relevant") + " p50": _fmt(c.quantiles("relevant")[0.5]),
+             t("study.irrelevant") + " p50": _fmt(c.quantiles("irrelevant")[0.5])}
+            for name, c in runs.items()])
 
 
 def _fmt(value: float | None) -> str:
