@@ -6,7 +6,8 @@ URL, so a step's page is also a link to share) and remembers the step, and ``app
 The step's line stays above every page until the participant leaves the lesson.
 
 What each line claims is measured, not hoped: tests/test_lesson.py runs every step and checks its claim on the
-default scenario (workshop_en, acme/alice, "What is the campaign budget now?"). Steps 1 to 3 use the ``raw``
+default scenario of each UI language (English: workshop_en with MiniLM, acme/alice, "What is the campaign budget
+now?"; Chinese: workshop_zh with e5 at its Chinese scale, acme/lina, "推广活动现在还剩多少钱可以花？"). Steps 1 to 3 use the ``raw``
 write path on purpose: they show what recall-time governance can and cannot do (a threshold drops weak matches;
 decay only re-orders; neither retires a stale fact), step 4 switches to the atomic-fact write path (the lab's
 default), which does.
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
+
+from memory.calibration import map_threshold, scale_name
 
 from . import PAGES
 from .i18n import t
@@ -32,8 +35,14 @@ GOTO_KEY = "lab.goto"
 
 USER, QUERY = "acme/alice", "What is the campaign budget now?"
 """The first screen's user and labelled query: a budget that was cut from 500,000 to 300,000 yuan."""
+USER_ZH, QUERY_ZH = "acme/lina", "推广活动现在还剩多少钱可以花？"
+"""The same story in workshop_zh: a budget cut from 50万 to 30万."""
 FIRST_SCREEN = {"scenario": "workshop_en", "embedder": "minilm", "user": USER, "q": QUERY}
 """Steps name their model: what a step's line claims was measured with it (``auto`` would pick e5 in Chinese)."""
+FIRST_SCREENS = {"en": FIRST_SCREEN,
+                 "zh": {"scenario": "workshop_zh", "embedder": "e5", "user": USER_ZH, "q": QUERY_ZH}}
+"""The lesson runs on the scenario of the UI's language, with the model meant for it."""
+ERASED_USER = {"en": "globex/carol", "zh": "globex/chenjing"}
 
 
 @dataclass(frozen=True)
@@ -45,26 +54,60 @@ class Step:
     """A url path of lab.PAGES."""
     values: dict[str, Any] = field(default_factory=dict)
     """Widget key -> value; sidebar values not named here go back to their defaults."""
+    scale: str = DEFAULT_SCALE
+    """The similarity scale the step's threshold is on (its model's, for its scenario's language)."""
 
 
-STEPS: tuple[Step, ...] = (
-    Step("blind", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.0, "top_k": 10}),
-    Step("threshold", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.3, "top_k": 10}),
-    Step("decay", "recall-view", {**FIRST_SCREEN, "write_path": "raw", "threshold": 0.3, "top_k": 10,
-                                  "decay_rate": 0.5}),
-    Step("write_path", "recall-view", {**FIRST_SCREEN, "write_path": "facts", "threshold": 0.3, "top_k": 10}),
-    Step("pollution", "pollution-view", {**FIRST_SCREEN, "write_path": "facts"}),
-    Step("erasure", "erasure-view", {"scenario": "workshop_en", "user": "globex/carol", "write_path": "facts"}),
-    Step("study", "study-view", {}),
-)
+def _threshold(value: float, lang: str) -> float:
+    """A threshold given on MiniLM's scale, on the scale of the lesson's model for ``lang`` (2 decimals)."""
+    if lang == "en":
+        return value
+    carried = map_threshold(value, DEFAULT_SCALE, scale_name("e5", lang))
+    return value if carried is None else round(carried, 2)
 
-PRESETS: dict[str, Step] = {
-    "seed": Step("seed", "recall-view", {"lang": "zh", "scenario": "seed_demo_zh", "embedder": "lexical",
-                                         "window_size": 4, "threshold": 0.22, "top_k": 8, "alpha": 1.0, "beta": 0.0,
-                                         "gamma": 0.0}),
-    "strict": Step("strict", "recall-view", {**FIRST_SCREEN, "threshold": 0.45, "top_k": 3, "decay_rate": 0.1}),
-}
-"""The seed article's demo (the Chinese column, lexical scoring, its own weights) and a strict configuration."""
+
+def steps(lang: str = "en") -> tuple[Step, ...]:
+    """The lesson's steps in the UI language ``lang``: its scenario, model and thresholds on that model's scale."""
+    lang = lang if lang in FIRST_SCREENS else "en"
+    first = FIRST_SCREENS[lang]
+    scale = scale_name(first["embedder"], lang) if lang != "en" else DEFAULT_SCALE
+    cut = _threshold(0.3, lang)
+
+    def step(key: str, page: str, values: dict[str, Any]) -> Step:
+        return Step(key, page, values, scale)
+
+    return (
+        step("blind", "recall-view", {**first, "write_path": "raw", "threshold": 0.0, "top_k": 10}),
+        step("threshold", "recall-view", {**first, "write_path": "raw", "threshold": cut, "top_k": 10}),
+        step("decay", "recall-view", {**first, "write_path": "raw", "threshold": cut, "top_k": 10, "decay_rate": 0.5}),
+        step("write_path", "recall-view", {**first, "write_path": "facts", "threshold": cut, "top_k": 10}),
+        step("pollution", "pollution-view", {**first, "write_path": "facts"}),
+        step("erasure", "erasure-view", {"scenario": first["scenario"], "embedder": first["embedder"],
+                                         "user": ERASED_USER[lang], "write_path": "facts"}),
+        step("study", "study-view", {}),
+    )
+
+
+def presets(lang: str = "en") -> dict[str, Step]:
+    """The seed article's demo (the Chinese column, lexical scoring, its own weights) and a strict configuration
+    on the lesson's scenario of ``lang``."""
+    lang = lang if lang in FIRST_SCREENS else "en"
+    first = FIRST_SCREENS[lang]
+    return {
+        "seed": Step("seed", "recall-view", {"lang": "zh", "scenario": "seed_demo_zh", "embedder": "lexical",
+                                             "window_size": 4, "threshold": 0.22, "top_k": 8, "alpha": 1.0,
+                                             "beta": 0.0, "gamma": 0.0}, "lexical"),
+        "strict": Step("strict", "recall-view", {**first, "threshold": _threshold(0.45, lang), "top_k": 3,
+                                                 "decay_rate": 0.1}, steps(lang)[0].scale),
+    }
+
+
+STEPS: tuple[Step, ...] = steps("en")
+PRESETS: dict[str, Step] = presets("en")
+
+
+def _lang() -> str:
+    return st.session_state.get("lang") or "en"
 
 
 def _apply(step: Step, defaults: dict[str, Any]) -> None:
@@ -73,7 +116,7 @@ def _apply(step: Step, defaults: dict[str, Any]) -> None:
     for key, value in {**defaults, **step.values}.items():
         st.session_state[key] = value
     embedder = step.values.get("embedder", "auto")
-    st.session_state[SCALE_KEY] = DEFAULT_SCALE if embedder == "auto" else embedder
+    st.session_state[SCALE_KEY] = DEFAULT_SCALE if embedder == "auto" else step.scale
     st.session_state.pop(REMAP_KEY, None)
     st.session_state.pop(ORIGIN_KEY, None)
     st.session_state[GOTO_KEY] = step.page
@@ -82,13 +125,13 @@ def _apply(step: Step, defaults: dict[str, Any]) -> None:
 def start(index: int, defaults: dict[str, Any]) -> None:
     """on_click of a step: go to step ``index``."""
     st.session_state[STEP_KEY] = index
-    _apply(STEPS[index], defaults)
+    _apply(steps(_lang())[index], defaults)
 
 
 def preset(name: str, defaults: dict[str, Any]) -> None:
     """on_click of a preset: its settings; leaves the lesson."""
     st.session_state.pop(STEP_KEY, None)
-    _apply(PRESETS[name], defaults)
+    _apply(presets(_lang())[name], defaults)
 
 
 def leave() -> None:
@@ -112,13 +155,13 @@ def render_sidebar(container: Any, defaults: dict[str, Any]) -> None:
     """The lesson's steps and the presets, in an expander of the sidebar."""
     current = st.session_state.get(STEP_KEY)
     with container.expander(t("lesson.title"), expanded=current is not None, icon=":material/school:"):
-        for i, step in enumerate(STEPS):
+        for i, step in enumerate(steps(_lang())):
             st.button(f"{i + 1}. {t(f'lesson.{step.key}.title')}", key=f"lesson.step.{i}", on_click=start,
                       args=(i, defaults), width="stretch", type="primary" if i == current else "secondary")
         st.caption(t("lesson.presets"))
-        for name in PRESETS:
+        for name, shown in presets(_lang()).items():
             st.button(t(f"lesson.preset.{name}"), key=f"lesson.preset.{name}", on_click=preset, args=(name, defaults),
-                      width="stretch", help=t(f"lesson.preset.{name}.help"))
+                      width="stretch", help=t(f"lesson.preset.{name}.help", threshold=shown.values.get("threshold")))
 
 
 def render_banner(defaults: dict[str, Any]) -> None:
@@ -129,7 +172,7 @@ def render_banner(defaults: dict[str, Any]) -> None:
     if current is None or not 0 <= current < len(STEPS):
         return
     st.query_params[STEP_PARAM] = str(current + 1)
-    step = STEPS[current]
+    step = steps(_lang())[current]
     with st.container(border=True):
         st.markdown(f"**{t('lesson.step', n=current + 1, total=len(STEPS))} · {t(f'lesson.{step.key}.title')}**  \n"
                     f"{t(f'lesson.{step.key}.look')}")

@@ -181,3 +181,74 @@ def test_an_english_lab_keeps_the_english_scenario_and_minilm():
     at = open_app(lang="en")
     assert at.sidebar.selectbox(key="scenario").value == DEFAULT_SCENARIO
     assert at.sidebar.slider(key="threshold").value == 0.3
+
+
+def side_tables_zh(at) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frames = [t.value for t in at.table if i18n.TEXT["recall.col.content"]["zh"] in t.value.columns]
+    assert len(frames) == 2, [t.value.columns for t in at.table]
+    return frames[0], frames[1]
+
+
+def memories_zh(frame: pd.DataFrame) -> list[str]:
+    return list(frame[i18n.TEXT["recall.col.content"]["zh"]])
+
+
+def banner(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
+    """lang=zh: the same seven steps on workshop_zh with e5, thresholds on e5's Chinese scale (0.30 on MiniLM is
+    what step 2's line names), each line's claim checked as in English."""
+    from memory.calibration import config_for
+
+    cut = config_for("e5", language="zh").threshold
+    at = open_app(lang="zh")
+    at.sidebar.button(key="lesson.step.0").click().run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"
+    assert at.selectbox(key="user").value == lesson.USER_ZH and at.selectbox(key="q").value == lesson.QUERY_ZH
+    # 1. no threshold, k = 10, raw: governed fills all ten slots and is almost as polluted as blind
+    assert at.sidebar.slider(key="threshold").value == 0.0 and at.sidebar.selectbox(key="write_path").value == "raw"
+    blind, governed = polluted_zh(at)
+    assert len(side_tables_zh(at)[1]) == 10 and blind - 1 <= governed <= blind and governed > 0, (blind, governed)
+    # 2. the threshold on e5's Chinese scale: fewer and less polluted, the stale 50万 budget still there
+    at.button(key="lesson.next").click().run()
+    assert at.sidebar.slider(key="threshold").value == cut and f"{cut:.2f}" in banner(at)
+    assert not [i for i in at.sidebar.info if "0.30" in str(i.value)], "a step's threshold is not re-mapped again"
+    blind, governed = polluted_zh(at)
+    assert 0 < governed < blind
+    assert any("50万" in m for m in memories_zh(side_tables_zh(at)[1]))
+    # 3. decay re-orders, does not retire
+    at.button(key="lesson.next").click().run()
+    assert at.sidebar.slider(key="decay_rate").value == 0.5
+    assert any("50万" in m for m in memories_zh(side_tables_zh(at)[1]))
+    # 4. the atomic-fact write path retires it
+    at.button(key="lesson.next").click().run()
+    governed_list = memories_zh(side_tables_zh(at)[1])
+    assert "30万" in governed_list[0] and not any("50万" in m for m in governed_list)
+    # 5.-7. the pages
+    for page in ("pollution", "erasure", "study"):
+        at.button(key="lesson.next").click().run()
+        assert not at.exception
+        assert title(at) == i18n.TEXT[f"{page}.title"]["zh"], page
+    # the strict preset, on the same scale
+    at.sidebar.button(key="lesson.preset.strict").click().run()
+    assert at.sidebar.slider(key="threshold").value == lesson.presets("zh")["strict"].values["threshold"] > cut
+    assert len(side_tables_zh(at)[1]) <= 3
+
+
+def test_after_each_injection_in_chinese_governed_is_never_more_polluted_or_the_page_says_why():
+    at = open_app("lab/pages/pollution.py", lang="zh")
+    assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"
+    label = lambda key: i18n.TEXT[key]["zh"]  # noqa: E731
+    shown = []
+    for kind in ("noise", "private", "stale", "contradiction", "erased"):
+        at.button(key=f"pollution.inject.{kind}").click().run()
+        assert not at.exception
+        after = lambda name: int([m.value for m in at.metric if m.label == name][-1].split("/")[0])  # noqa: E731
+        blind = after(label("pollution.m_blind"))
+        governed = after(label("pollution.m_governed"))
+        warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
+        shown.append((kind, blind, governed, warned))
+        assert governed < blind or governed == blind == 0 or warned, shown
