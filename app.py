@@ -10,8 +10,8 @@ page, which then waits for the model under a status element.
 import streamlit as st
 
 from lab import PAGES, lesson, models
-from lab.loading import FOREGROUND
 from lab.i18n import t
+from lab.loading import FOREGROUND
 from lab.state import render_sidebar, rerun_pending, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")

@@ -30,7 +30,7 @@ BENCHMARKS = {
     "upload_ingest": "a 1,500-message upload through the lab's load path vs encoding its messages once (same MiniLM)",
     "lesson_defaults": "blind vs governed pollution for every labelled query of the default scenario, raw and facts write paths (a count, not a timing)",
     "embedders": "per embedder: load time, encode rate, venv MB added; recall@1/5/10 on recall_zh and the LoCoMo sample (dense, BM25, hybrid)",
-    "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/heap.py) off, on, and set at start",
+    "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/store/heap.py) off, on, and set at start",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
 }
 

@@ -78,13 +78,13 @@ def stop(proc: subprocess.Popen, *, timeout: float = 30.0) -> None:
 @contextmanager
 def chroma_server(folder: Path, *, timeout: float = 120.0) -> Iterator[int]:
     """A real ``chroma run`` on a free loopback port with its data in ``folder``; yields the port, then stops it."""
-    from memory.chroma_files import prepare_folder
-    from memory.heap import PROCESS_ENV
+    from memory.store.chroma_files import prepare_folder
+    from memory.store.heap import PROCESS_ENV
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    prepare_folder(Path(folder))  # auto_vacuum before the server creates its database (memory/chroma_files.py)
+    prepare_folder(Path(folder))  # auto_vacuum before the server creates its database (memory/store/chroma_files.py)
     proc = subprocess.Popen([chroma_executable(), "run", "--path", str(folder), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=os.environ | PROCESS_ENV)

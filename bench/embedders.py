@@ -10,7 +10,7 @@
   behind HTTP, so its gap to ``e5`` is the adapter's and the server's overhead);
 - **venv**: the megabytes of installed distributions the embedder needs beyond the rest of
   requirements.txt (its own package and every dependency nothing else pulls in);
-- **recall@k**: ``memory.calibration.compare`` on the LoCoMo sample (raw turns, skipped with
+- **recall@k**: ``memory.eval.calibration.compare`` on the LoCoMo sample (raw turns, skipped with
   --quick) and on fixtures/recall_zh.json (Chinese, queries paraphrase their memory; written
   apart from the code): dense per embedder, BM25, hybrid per embedder; on LoCoMo also the mean
   of MiniLM's and e5's cosines, dense and hybrid (an experiment: :class:`MeanOfModels`).
@@ -32,10 +32,10 @@ import urllib.request
 from importlib import metadata
 from pathlib import Path
 
-from memory.calibration import agreement, compare
-from memory.datasets import load_dataset
-from memory.embedders import make_embedder
-from memory.endpoint_embedder import EndpointEmbedder
+from memory.eval.calibration import agreement, compare
+from memory.eval.datasets import load_dataset
+from memory.embed.embedders import make_embedder
+from memory.embed.endpoint import EndpointEmbedder
 
 from .common import stop, write_results
 

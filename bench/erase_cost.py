@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation
-from memory.schema import MemoryRecord
+from memory.core.schema import MemoryRecord
 
 from .common import SyntheticEmbedder, write_results
 

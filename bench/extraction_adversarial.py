@@ -3,7 +3,7 @@
 Each input ("I " repeated, one long token, many numbers, a 100K-digit number, many sentence breaks,
 Chinese without punctuation, many short clauses, ...) is extracted twice in one run:
 
-* bounded: ``memory.extract.extract`` as the write path runs it (``read_chars`` = 4,000: the rest
+* bounded: ``memory.write.extract.extract`` as the write path runs it (``read_chars`` = 4,000: the rest
   of a turn is kept raw, not read into facts);
 * unbounded: the same with ``read_chars`` = the whole text, to show extraction itself is linear
   (ms per KB stays flat from 1K to 100K characters; before this change "I " x 5,000 took 25 s).
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from bench.common import write_results
-from memory import reading
-from memory.extract import DEFAULT_READ_CHARS, extract
+from memory.write import reading
+from memory.write.extract import DEFAULT_READ_CHARS, extract
 
 ROOT = Path(__file__).resolve().parent.parent
 

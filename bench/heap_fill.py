@@ -1,14 +1,14 @@
-"""What memory/heap.py costs: the same embedded-store workload with glibc's allocation fill off and on.
+"""What memory/store/heap.py costs: the same embedded-store workload with glibc's allocation fill off and on.
 
 One workload, run in fresh processes (a clean heap each time; the modes alternate, round by round, so a
 change in machine load hits all alike): open a MemoryManager on a temporary data folder with the real
-MiniLM, add a synthetic scenario (memory.synth), answer every labelled query (``retrieve``), erase one
+MiniLM, add a synthetic scenario (memory.eval.synth), answer every labelled query (``retrieve``), erase one
 user. Only the workload is timed (not the interpreter start or the model load).
 
 * off:  the fill is not turned on (the benchmark marks it done before the store opens; no library
         setting does this);
 * on:   the library as shipped: ``mallopt(M_PERTURB)`` when the store opens;
-* env:  as shipped, and the process started with ``memory.heap.PROCESS_ENV`` (no tcache either).
+* env:  as shipped, and the process started with ``memory.store.heap.PROCESS_ENV`` (no tcache either).
 
 Writes bench/results/heap_fill.json and .md. Run: python -m bench.heap_fill [--quick]
 """
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory.heap import PROCESS_ENV
+from memory.store.heap import PROCESS_ENV
 
 from .common import write_results
 
@@ -33,9 +33,9 @@ CHILD = """
 import json, sys, tempfile, time
 from pathlib import Path
 from memory import MemoryConfig, MemoryManager, StoreLocation, make_embedder
-from memory import heap
-from memory.scenario import load_scenario
-from memory.synth import SynthSpec, generate_scenario
+from memory.store.chroma import heap
+from memory.core.scenario import load_scenario
+from memory.eval.synth import SynthSpec, generate_scenario
 
 mode, messages = sys.argv[1], int(sys.argv[2])
 if mode == "off":

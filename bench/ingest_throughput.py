@@ -31,8 +31,8 @@ from collections import Counter
 from tqdm import tqdm
 
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation, make_embedder
-from memory.extract import extract_facts
-from memory.ingest import Ingestor
+from memory.write.extract import extract_facts
+from memory.write.ingest import Ingestor
 
 from .common import SyntheticEmbedder, peak_rss_mb, write_results
 

@@ -16,11 +16,11 @@ import tempfile
 from pathlib import Path
 
 from memory import MemoryConfig, MemoryManager, govern, make_embedder
-from memory.calibration import config_for
-from memory.ingest import Ingestor
-from memory.scenario import FIXTURES_DIR, load_scenario
-from memory.schema import parse_time
-from memory.store import StoreLocation
+from memory.eval.calibration import config_for
+from memory.write.ingest import Ingestor
+from memory.core.scenario import FIXTURES_DIR, load_scenario
+from memory.core.schema import parse_time
+from memory.store.chroma import StoreLocation
 
 from lab import WINDOW_CAPACITY, WRITE_PATHS
 from lab.loading import load_messages

@@ -30,7 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from memory import MemoryConfig, MemoryManager, StoreLocation
-from memory.schema import MemoryRecord
+from memory.core.schema import MemoryRecord
 
 from .common import SyntheticEmbedder, chroma_server, peak_rss_mb, percentiles, write_results
 

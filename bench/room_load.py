@@ -22,7 +22,7 @@ does) and table (Arrow bytes, as ``st.dataframe``), the injected context (the us
 store), and the export buttons' Markdown and CSV. Not included: Streamlit's script run itself (app.py's sidebar,
 the element protos, the websocket). Slider moves cycle through threshold / top_k / decay / window changes, one
 rerun every ``--gap`` seconds (a participant moving a slider, not a loop).
-Session A uploads a synthetic scenario (``memory.synth``, 30 users, 1,500 messages, seed 1, each text made
+Session A uploads a synthetic scenario (``memory.eval.synth``, 30 users, 1,500 messages, seed 1, each text made
 distinct as in bench/upload_ingest.py; parsed by ``lab.state.parse_upload`` with the lab's upload cap) and its
 load runs in the lab's background job with MiniLM, write path facts. Per repeat, B's reruns are timed idle (no job
 running), then while A's job runs from start to end; A's lab is released after (not timed). The result is
@@ -42,7 +42,7 @@ descriptors (/proc/self/fd; those under the data folder separately), its threads
 about those of the first. Also timed: opening each wave, and the next participant's open that ran the releases
 (the room runs them in the thread of the page that triggered them). At the end ``release_all`` shows what no lab
 holds, then glibc's ``malloc_trim(0)`` how much of the RSS left was freed heap glibc kept (the room itself trims after
-each group of releases: ``memory.heap.return_freed_memory``). Part (b) runs first, so its start is a process with nothing loaded but the lab's imports.
+each group of releases: ``memory.store.heap.return_freed_memory``). Part (b) runs first, so its start is a process with nothing loaded but the lab's imports.
 
 Writes bench/results/room_load_full.json and .md (room_load with --quick).
 """
@@ -65,7 +65,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from memory.heap import return_freed_memory
+from memory.store.heap import return_freed_memory
 
 from .common import write_results
 
@@ -117,7 +117,7 @@ def disk(data_dir: Path) -> tuple[int, int]:
 
 
 def snapshot(label: str, data_dir: Path, labs: int) -> dict[str, Any]:
-    from memory import store
+    from memory.store.chroma import chroma as store
 
     gc.collect()
     fds, fds_data = open_fds(data_dir)
@@ -191,7 +191,7 @@ class RecallPage:
 
     def __init__(self, room, lab_id: str, live, settings) -> None:
         from lab import engine
-        from memory.schema import parse_time
+        from memory.core.schema import parse_time
 
         self.room, self.lab_id, self.live, self.settings = room, lab_id, live, settings
         self.key = key_of(settings.scenario_key, settings.embedder, settings.write_path,
@@ -279,7 +279,7 @@ def settings_for(scenario, scenario_key: str, embedder: str, write_path: str):
 
 def shipped(name: str):
     from lab.state import load_shipped
-    from memory.scenario import shipped_scenarios
+    from memory.core.scenario import shipped_scenarios
 
     return load_shipped(str(shipped_scenarios()[name]))
 
@@ -288,7 +288,7 @@ def upload(messages: int):
     """The synthetic upload (bench/upload_ingest.py's scenario) as the lab parses an uploaded file: its Scenario and
     its scenario key (``upload-<sha1 of the bytes>``)."""
     from lab.state import UPLOAD_PREFIX, max_upload_messages, parse_upload
-    from memory.synth import SynthSpec, generate_scenario
+    from memory.eval.synth import SynthSpec, generate_scenario
 
     data = generate_scenario(SynthSpec(users=UPLOAD_USERS, messages=messages, seed=1))
     for i, message in enumerate(data["messages"]):

@@ -1,7 +1,7 @@
 """What a slider change costs in the lab at 10,000 memories, next to embedding the query once.
 
 The lab fetches a user's candidates once (``MemoryManager.candidates(pool=all)``) and, on every
-slider change, re-runs ``memory.recall.govern`` plus the recall page's view building (metrics,
+slider change, re-runs ``memory.runtime.recall.govern`` plus the recall page's view building (metrics,
 the two side tables, the candidate table and the plotly figure). This script times exactly that
 work, and the MiniLM embedding of one query, and writes the ratio to
 ``bench/results/slider_rerun.json``. Streamlit's own rendering is not included.
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
             "ratio_worst_rerun_to_embed": round(worst / embed_ms, 3),
             "ratio_worst_rerun_to_fetch": round(worst / fetch_ms, 4),
             "notes": [
-                "rerun = memory.recall.govern over the cached candidates (+ the recall page's metrics, tables, "
+                "rerun = memory.runtime.recall.govern over the cached candidates (+ the recall page's metrics, tables, "
                 "candidate frame and plotly figure for *_and_views); Streamlit rendering not included",
                 "embed_query_once = MiniLM (all-MiniLM-L6-v2, CPU) embedding one new query string",
                 "fetch_candidates_once = what a re-embed would also redo: embed + an exact scan of the user's "

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import write_results
-from memory.datasets import Dataset, load_dataset
-from memory.embedders import length_batches, make_embedder, padded_tokens
-from memory.study import DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, run_study
+from memory.eval.datasets import Dataset, load_dataset
+from memory.embed.embedders import length_batches, make_embedder, padded_tokens
+from memory.eval.study import DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, run_study
 
 ROOT = Path(__file__).resolve().parent.parent
 

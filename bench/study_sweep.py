@@ -1,9 +1,9 @@
 """Does a sweep cost about one pass? Time one study with a single setting vs the full grid, same run.
 
 The expensive part of a study is encoding its texts, writing the dataset into the store and
-scoring every question's pool; all happen once (``memory.retrieval.rank``). Each setting of the
-sweep then only re-runs ``memory.recall.govern`` on the part of the cached pools it can keep
-(``memory.study_pools``); bench/study_speed.py compares the whole study with encoding alone. This script
+scoring every question's pool; all happen once (``memory.eval.ranking.rank``). Each setting of the
+sweep then only re-runs ``memory.runtime.recall.govern`` on the part of the cached pools it can keep
+(``memory.eval.pools``); bench/study_speed.py compares the whole study with encoding alone. This script
 measures, in one process:
 
 * ``rank_s``: the single pass (encode every text once, write, score every question once);
@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from bench.common import write_results
-from memory.datasets import load_dataset
-from memory.retrieval import rank
-from memory.study import sweep
+from memory.eval.datasets import load_dataset
+from memory.eval.ranking import rank
+from memory.eval.study import sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 

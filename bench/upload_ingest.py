@@ -1,7 +1,7 @@
 """An uploaded scenario's load through the lab's ingest path vs encoding its messages once, same model, one run.
 
 `python -m bench.upload_ingest [--quick]` generates the synthetic scenario
-(`memory.synth`, 30 users, 1,500 messages, seed 1; 300 with --quick) and makes every message's text
+(`memory.eval.synth`, 30 users, 1,500 messages, seed 1; 300 with --quick) and makes every message's text
 distinct, as in a real upload (the generator draws its sentences from about 45 templates, and the
 embedder encodes each distinct text once, so the model's side would be 45 texts), then, side by side
 with MiniLM:
@@ -9,7 +9,7 @@ with MiniLM:
 * ``encode``: ``embedder.embed`` of every message text, once (the model's speed);
 * ``lab raw``: ``lab.loading.load_messages`` (what the lab's background job runs) into a fresh
   on-disk workspace, write path ``raw`` (the sidebar's default);
-* ``lab facts``: the same through the write path (memory.ingest.Ingestor), which embeds facts, not
+* ``lab facts``: the same through the write path (memory.write.ingest.Ingestor), which embeds facts, not
   messages, and adjudicates each;
 * ``old lab raw``: the lab's previous path (``add_many`` in batches of 64), for the before/after.
 
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Callable
 
 from memory import MemoryConfig, MemoryManager, make_embedder
-from memory.ingest import Ingestor
-from memory.scenario import Scenario, parse_scenario
-from memory.store import StoreLocation
-from memory.synth import SynthSpec, generate_scenario
+from memory.write.ingest import Ingestor
+from memory.core.scenario import Scenario, parse_scenario
+from memory.store.chroma import StoreLocation
+from memory.eval.synth import SynthSpec, generate_scenario
 
 from lab import WINDOW_CAPACITY
 from lab.loading import LOAD_BATCH, load_messages

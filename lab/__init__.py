@@ -59,7 +59,7 @@ CANDIDATE_CACHE_ENTRIES = 64
 
 WRITE_PATHS: tuple[str, ...] = ("raw", "facts")
 """How the lab writes messages: ``raw`` stores every message as-is (MemoryManager.add_many); ``facts`` sends
-them through the write path (memory.ingest.Ingestor: atomic facts, dedup/update/coexist, version chains)."""
+them through the write path (memory.write.ingest.Ingestor: atomic facts, dedup/update/coexist, version chains)."""
 
 LOCOMO_SAMPLE = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "locomo" / "locomo-sample.json"
 """The two-conversation LoCoMo sample (CC BY-NC 4.0): read from beside the repository, never copied into it."""
@@ -77,7 +77,7 @@ def datasets_dir() -> Path | None:
 
 def dataset_names(folder: Path) -> list[str]:
     """The ``*.json`` files of ``folder`` by name, sorted, without opening any: regular files and symlinks (a
-    symlink is followed only when read, and only within the folder: memory.safefile.read_regular_file with
+    symlink is followed only when read, and only within the folder: memory.core.safefile.read_regular_file with
     ``root=folder``). Folders, devices, FIFOs, sockets, hidden and unprintable names are left out. OSError when
     the folder cannot be listed."""
     with os.scandir(folder) as entries:

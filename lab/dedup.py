@@ -2,9 +2,9 @@
 bands, and the scripted conversation whose facts get version chains.
 
 No Streamlit here. Similarities are computed once per pair set and embedder (:func:`similarities`,
-one batched embedding call, as :func:`memory.dedup.evaluate_pairs` does); moving the band sliders only
-re-runs :func:`decide`, which applies the library's own rules (:func:`memory.adjudicate.judge` and
-:func:`memory.adjudicate.plain_rule`) and returns the library's :class:`memory.dedup.PairReport`.
+one batched embedding call, as :func:`memory.eval.pairs.evaluate_pairs` does); moving the band sliders only
+re-runs :func:`decide`, which applies the library's own rules (:func:`memory.write.adjudicate.judge` and
+:func:`memory.write.adjudicate.plain_rule`) and returns the library's :class:`memory.eval.pairs.PairReport`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from memory import MemoryConfig, MemoryRecord, Message
-from memory.dedup import (
-    ERROR_KINDS, PairItem, PairReport, decide_pairs, error_kind, pair_similarities,
+from memory import Embedder, MemoryConfig, MemoryRecord, Message, iso, parse_time
+from memory.eval import (
+    ERROR_KINDS,
+    PairItem,
+    PairReport,
+    decide_pairs,
+    error_kind,
+    pair_similarities,
 )
-from memory.embedders import Embedder
-from memory.schema import iso, parse_time
 
 from .reasons import reason_in  # re-exported: the dedup page and lab.teaching call dedup.reason_in
 
@@ -31,7 +34,7 @@ ARTICLE_BANDS = (0.78, 0.92)
 
 
 def similarities(pairs: Sequence[PairItem], embedder: Embedder) -> list[float]:
-    """Cosine similarity of every pair, as memory.dedup.evaluate_pairs computes it (one embedding call)."""
+    """Cosine similarity of every pair, as memory.eval.pairs.evaluate_pairs computes it (one embedding call)."""
     return pair_similarities(pairs, embedder)
 
 

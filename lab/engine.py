@@ -12,7 +12,7 @@
   ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only. An erasure
   drops this session's cached candidates (:meth:`Lab.forget`), not only their key's version.
 * The sidebar's write path decides how messages are written: ``raw`` stores each message as-is
-  (``MemoryManager.add_many``); ``facts`` sends them through ``memory.ingest.Ingestor`` (atomic
+  (``MemoryManager.add_many``); ``facts`` sends them through ``memory.write.ingest.Ingestor`` (atomic
   facts, dedup/update/coexist, version chains); both keep the recent window. Each write path has its
   own workspace.
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from concurrent.futures import wait as futures_wait
 import uuid
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,24 +31,42 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from memory import (
-    Candidates, EraseReport, MemoryConfig, MemoryManager, MemoryRecord, Message, RecallResult, govern,
+    Candidates,
+    Embedder,
+    EraseReport,
+    Ingestor,
+    LogEntry,
+    MemoryConfig,
+    MemoryManager,
+    MemoryRecord,
+    Message,
+    RecallResult,
+    Scenario,
+    ScenarioQuery,
+    StoreLocation,
+    extract,
+    govern,
+    iso,
+    judge_reason,
+    parse_time,
+    release_client,
+    return_freed_memory,
 )
-from memory.calibration import config_for
-from memory.embedders import Embedder
-from memory.adjudicate import judge_reason
-from memory.extract import extract
-from memory.heap import return_freed_memory
-from memory.ingest import Ingestor, LogEntry
-from memory.scenario import Scenario, ScenarioQuery
-from memory.schema import iso, parse_time
-from memory.store import StoreLocation, release_client
+from memory.eval import config_for
 
 from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
+from .i18n import t
 from .loading import (
-    BACKGROUND_AT, LOAD_BATCH, GivingWayEmbedder, IngestJob, JobState, giving_way, giving_way_judge, load_messages,
+    BACKGROUND_AT,
+    LOAD_BATCH,
+    GivingWayEmbedder,
+    IngestJob,
+    JobState,
+    giving_way,
+    giving_way_judge,
+    load_messages,
     start_job,
 )
-from .i18n import t
 from .pollution import kinds_of
 from .rooms import Released, Room
 from .state import Settings

@@ -253,7 +253,7 @@ def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | 
 
 
 def localize(fig: go.Figure, phrases: Mapping[str, str]) -> go.Figure:
-    """A figure of memory/study_figures.py (worded in English there) in the page's language, in place.
+    """A figure of lab/study_figures.py (worded in English there) in the page's language, in place.
 
     ``phrases`` maps an English phrase to its wording (lab.i18n.phrases("studyfig")); each is replaced as a whole
     word, the longest first, in the legend names, the axis and legend titles and the title up to its first ": "
@@ -305,7 +305,7 @@ def _columns(text: str) -> int:
 
 
 def for_half_width(fig: go.Figure, *, width: int = 30) -> go.Figure:
-    """A figure of memory/study_figures.py for half of the page (two charts side by side), in place.
+    """A figure of lab/study_figures.py for half of the page (two charts side by side), in place.
 
     At 1024x768 half the page is about 270 pixels: the title ran off the chart and the legend on the right left
     the plot a sliver. The title is put on short lines with what follows its first ": " (dataset, unit, mode,

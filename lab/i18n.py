@@ -374,10 +374,10 @@ TEXT: dict[str, dict[str, str]] = {
     "dedup.source.scripted": {"en": "a scripted conversation", "zh": "一段脚本对话"},
     "dedup.source.lab": {"en": "this lab (write path: facts)", "zh": "本实验（写入链路：facts）"},
     "dedup.scripted_caption": {
-        "en": "Eight messages, a few days apart, written through the write path (memory.ingest.Ingestor) into a "
+        "en": "Eight messages, a few days apart, written through the write path (memory.write.ingest.Ingestor) into a "
               "small workspace of this session: a budget cut twice, a move, a restatement and a weekend habit. Set "
               "the sidebar's write path to “facts” to pick facts of your lab instead.",
-        "zh": "八条相隔数天的消息，经写入链路（memory.ingest.Ingestor）写入本会话的小工作区：预算两次下调、一次搬家、"
+        "zh": "八条相隔数天的消息，经写入链路（memory.write.ingest.Ingestor）写入本会话的小工作区：预算两次下调、一次搬家、"
               "一次复述和一个周末习惯。把侧栏的写入链路设为“facts”，即可改为从本实验中挑选事实。",
     },
     "dedup.no_facts": {"en": "No facts stored for this user.", "zh": "该用户没有存储的事实。"},
@@ -525,11 +525,49 @@ TEXT: dict[str, dict[str, str]] = {
     "erasure.m_paths_clear": {"en": "Paths verified empty", "zh": "已验证清空的路径"},
     "erasure.canaries": {"en": "Canaries in the files of this lab's data folder", "zh": "本实验数据目录文件中的金丝雀"},
     "erasure.paths_note": {
-        "en": "Every row is the library's own check (memory.erase.verify_erased), run before and after on the same "
+        "en": "Every row is the library's own check (memory.runtime.erase.verify_erased), run before and after on the same "
               "data; the disk row scans the bytes of every file in this lab's data folder.",
-        "zh": "每一行都是库自己的检查（memory.erase.verify_erased），删除前后在同一份数据上运行；disk 一行扫描本实验数据目录中每个文件的字节。",
+        "zh": "每一行都是库自己的检查（memory.runtime.erase.verify_erased），删除前后在同一份数据上运行；disk 一行扫描本实验数据目录中每个文件的字节。",
     },
     "erasure.report_json": {"en": "The EraseReport as JSON", "zh": "EraseReport（JSON）"},
+    # --- the erasure's paths (memory.runtime.erase's PathCheck names) and what each holds ---
+    "erasure.path.recent_window": {"en": "recent_window", "zh": "近期窗口"},
+    "erasure.detail.recent_window": {"en": "the user's turns in the recent window", "zh": "近期窗口中该用户的消息"},
+    "erasure.path.summary": {"en": "summary", "zh": "摘要"},
+    "erasure.detail.summary": {"en": "the user's rolling summary", "zh": "该用户的滚动摘要"},
+    "erasure.path.long_term_text": {"en": "long_term_text", "zh": "长期记忆文本"},
+    "erasure.detail.long_term_text": {"en": "TextStore records of the user", "zh": "文本库中该用户的记录"},
+    "erasure.path.decision_log": {"en": "decision_log", "zh": "决策日志"},
+    "erasure.detail.decision_log": {"en": "write-path decisions of the user", "zh": "写入路径对该用户的决策"},
+    "erasure.path.ingested_marks": {"en": "ingested_marks", "zh": "写入标记"},
+    "erasure.detail.ingested_marks": {"en": "write-path commit marks of the user", "zh": "写入路径为该用户记下的提交标记"},
+    "erasure.path.owner_registry": {"en": "owner_registry", "zh": "用户登记"},
+    "erasure.detail.owner_registry": {"en": "the user's collection entry", "zh": "该用户集合的登记项"},
+    "erasure.path.journal": {"en": "journal", "zh": "写入日志"},
+    "erasure.detail.journal": {"en": "pending write plans with the user's data", "zh": "含该用户数据的待执行写入计划"},
+    "erasure.path.long_term_vectors": {"en": "long_term_vectors", "zh": "长期记忆向量"},
+    "erasure.detail.long_term_vectors": {"en": "the user's Chroma collection", "zh": "该用户的 Chroma 集合"},
+    "erasure.path.chroma_rows": {"en": "chroma_rows", "zh": "Chroma 数据行"},
+    "erasure.detail.chroma_rows": {"en": "rows of Chroma's database holding the user's vector ids", "zh": "Chroma 数据库中含该用户向量 id 的行"},
+    "erasure.path.chroma_file": {"en": "chroma_file", "zh": "Chroma 文件"},
+    "erasure.detail.chroma_file": {"en": "the user's vector ids and vectors searched in Chroma's database file", "zh": "在 Chroma 数据库文件中检索该用户的向量 id 与向量"},
+    "erasure.path.recall": {"en": "recall", "zh": "召回"},
+    "erasure.detail.recall": {"en": "probe queries with the user's own texts", "zh": "用该用户自己的文本做探测查询"},
+    "erasure.path.cache": {"en": "cache", "zh": "缓存"},
+    "erasure.detail.cache": {"en": "cached query embeddings mentioning the user's texts", "zh": "缓存的、提到该用户文本的查询向量"},
+    "erasure.path.disk": {"en": "disk", "zh": "磁盘"},
+    "erasure.detail.disk": {"en": "every file of the data folder searched for the user's texts", "zh": "在数据目录的每个文件中检索该用户的文本"},
+    "study.rule_desc.f1": {"en": "highest F1; ties go to higher precision, then fewer injected items, a higher threshold, "
+                                 "a smaller top_k, a smaller decay rate",
+                           "zh": "F1 最高；平局时依次取精确率更高、注入条目更少、阈值更高、top_k 更小、衰减率更小的设置"},
+    "study.rule_desc.precision": {
+        "en": "highest precision among settings with recall >= {min_recall:g}; ties go to higher recall, then fewer "
+              "injected items, a higher threshold, a smaller top_k, a smaller decay rate",
+        "zh": "在召回率不低于 {min_recall:g} 的设置中精确率最高；平局时依次取召回率更高、注入条目更少、阈值更高、"
+              "top_k 更小、衰减率更小的设置"},
+    "upload.drop": {"en": "Drag and drop file here", "zh": "将文件拖放到此处"},
+    "upload.limit": {"en": "{mb}MB per file • JSON", "zh": "每个文件不超过 {mb} MB • JSON"},
+    "upload.browse": {"en": "Upload", "zh": "上传"},
     # inspector
     "inspector.title": {"en": "Stored records", "zh": "存储的记录"},
     "inspector.lead": {"en": "Every record of this lab's workspace with all its metadata (the A6 contract).",
@@ -790,7 +828,7 @@ TEXT: dict[str, dict[str, str]] = {
     "col.domain_tags": {"en": "domain_tags", "zh": "领域标签"},
     "col.entities": {"en": "entities", "zh": "实体"},
     "col.context_tags": {"en": "context_tags", "zh": "上下文标签"},
-    # --- words of memory/study_figures.py, relabelled on the study page (lab.figures.localize) ---
+    # --- words of lab/study_figures.py, relabelled on the study page (lab.figures.localize) ---
     "studyfig.pr_threshold_two": {"en": "Precision and recall vs threshold, two configurations", "zh": "两种配置的精确率与召回率随阈值变化"},
     "studyfig.pr_two": {"en": "Precision-recall, two configurations", "zh": "两种配置的精确率-召回率"},
     "studyfig.pr_threshold": {"en": "Precision and recall vs threshold", "zh": "精确率与召回率随阈值变化"},

@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from memory.calibration import map_threshold, scale_name
+from memory.eval import map_threshold, scale_name
 
 from . import PAGES
 from .i18n import t

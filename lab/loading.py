@@ -30,10 +30,7 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 
 import numpy as np
 
-from memory import MemoryManager, Message
-from memory.embedders import Embedder
-from memory.ingest import Ingestor
-from memory.schema import validate_text
+from memory import Embedder, Ingestor, MemoryManager, Message, validate_text
 
 log = logging.getLogger(__name__)
 

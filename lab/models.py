@@ -17,8 +17,7 @@ import threading
 from concurrent.futures import Future
 from typing import Callable
 
-from memory import make_embedder
-from memory.embedders import Embedder
+from memory import Embedder, make_embedder
 
 log = logging.getLogger(__name__)
 

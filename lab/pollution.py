@@ -20,9 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory import MemoryManager, MemoryRecord, Message
-from memory.embedders import lexical_tokens
-from memory.scenario import ScenarioQuery
+from memory import MemoryManager, MemoryRecord, Message, ScenarioQuery, lexical_tokens
 
 POLLUTION_KINDS: tuple[str, ...] = ("noise", "private", "stale", "contradiction", "erased", "forbidden")
 LABELLED_KINDS = ("noise", "stale", "contradiction")
@@ -60,7 +58,7 @@ _TEMPLATES: dict[str, dict[str, list[str]]] = {
     # {q}: the query; {qs}: the query without its closing question mark; {kw}: its two most telling words.
     # Words are space-separated so the lexical embedder (which splits on whitespace) sees them too.
     # The stale pair is one statement with a changed value ("... is 470,000." / "... is 380,000 now."), which
-    # the write path (memory.ingest) reads as an update of the same fact: with the sidebar's write path on
+    # the write path (memory.write.ingest) reads as an update of the same fact: with the sidebar's write path on
     # "facts" the old one is deprecated; with "raw" both stay active. The private note is the query itself plus a
     # few words, so the unisolated sandbox ranks it in its top-k even after the other injections.
     "en": {

@@ -1,6 +1,6 @@
-"""Write-time decisions' reasons in the lab's languages, rendered from their codes (:mod:`memory.reasons`).
+"""Write-time decisions' reasons in the lab's languages, rendered from their codes (:mod:`memory.core.reasons`).
 
-The library gives a :class:`memory.reasons.Reason` (a code, its parameters) and its English sentence; the
+The library gives a :class:`memory.core.reasons.Reason` (a code, its parameters) and its English sentence; the
 Chinese sentence of every code is here, so the engine carries no UI language.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from memory.reasons import ENGLISH, Language, Reason, render
+from memory import ENGLISH, Language, Reason, render_reason
 
 ZH_TEMPLATES: dict[str, str] = {
     "new.no_candidate": "这个用户在这一类别下没有可比较的已存事实。",
@@ -32,7 +32,7 @@ ZH_TEMPLATES: dict[str, str] = {
     "bounded.read_prefix": "只从全部 {total_chars} 个字符中的前 {read_chars} 个提取事实（上限 {read_limit}）{skipped}；整条消息已作为原始记录保存。",
     "legacy": "{text}",
 }
-"""The Chinese sentence of every code of :data:`memory.reasons.CODES`."""
+"""The Chinese sentence of every code of :data:`memory.core.reasons.CODES`."""
 
 _KINDS_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}
 _VERDICTS_ZH = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
@@ -63,11 +63,11 @@ def say(reason: Reason, lang: str) -> str:
     if language is CHINESE and reason.plain is not None:  # the plain rule's verdict in Chinese too
         reason = Reason(reason.code, reason.params, (reason.plain[0], _VERDICTS_ZH.get(reason.plain[1],
                                                                                       reason.plain[1])))
-    return render(reason, language)
+    return render_reason(reason, language)
 
 
 def reason_in(item: Any, lang: str) -> str:
-    """The reason of a decision (:class:`memory.adjudicate.Decision`, :class:`memory.dedup.PairResult`, or either's
+    """The reason of a decision (:class:`memory.write.adjudicate.Decision`, :class:`memory.eval.pairs.PairResult`, or either's
     ``to_dict()``, as the decision log keeps it) in the lab's language."""
     if isinstance(item, Mapping):
         return say(Reason.from_dict(item), lang)

@@ -20,14 +20,27 @@ from typing import Any
 
 import streamlit as st
 
-from memory import MemoryConfig, Scenario
-from memory.errors import ConfigError, DataFileError, InputError, TooManyMessagesError
-from memory.calibration import load_scales, map_threshold, scale_name
-from memory.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX
-from memory.endpoint_embedder import URL_ENV
-from memory.safefile import MAX_FILE_MB_ENV, max_file_bytes
-from memory.scenario import ScenarioQuery, load_scenario, parse_scenario, shipped_scenarios
-from memory.schema import parse_time, validate_text
+from memory import (
+    EMBEDDER_NAMES,
+    ENDPOINT,
+    LOCAL_PREFIX,
+    MAX_FILE_MB_ENV,
+    URL_ENV,
+    ConfigError,
+    DataFileError,
+    InputError,
+    MemoryConfig,
+    Scenario,
+    ScenarioQuery,
+    TooManyMessagesError,
+    load_scenario,
+    max_file_bytes,
+    parse_scenario,
+    parse_time,
+    shipped_scenarios,
+    validate_text,
+)
+from memory.eval import load_scales, map_threshold, scale_name
 
 from . import WINDOW_CAPACITY, WRITE_PATHS
 from .i18n import LANGUAGES, explain_leaks, t
@@ -131,7 +144,7 @@ class Settings:
     """Why an upload is not used (over a cap or malformed), as shown in the sidebar; the shipped scenario is used."""
     lang: str
     write_path: str = DEFAULT_WRITE_PATH
-    """``raw`` (every message stored as-is) or ``facts`` (messages go through memory.ingest.Ingestor)."""
+    """``raw`` (every message stored as-is) or ``facts`` (messages go through memory.write.ingest.Ingestor)."""
 
 
 @st.cache_data(show_spinner=False)
@@ -145,7 +158,7 @@ def parse_upload(data: bytes, name: str, max_messages: int | None = None) -> Sce
 
 
 def max_upload_bytes() -> int:
-    """The upload cap in bytes: MEMORY_MAX_FILE_MB (memory.safefile, the cap of every file the lab reads), and never
+    """The upload cap in bytes: MEMORY_MAX_FILE_MB (memory.core.safefile, the cap of every file the lab reads), and never
     more than Streamlit's own ``server.maxUploadSize`` (.streamlit/config.toml). DataFileError for a bad value."""
     return min(max_file_bytes(), int(st.get_option("server.maxUploadSize") * 1024 * 1024))
 
@@ -262,7 +275,7 @@ def resolve_embedder(choice: str, scenario_language: str, lang: str) -> str:
 
 SCALED_KNOBS = {"threshold": "scales", "conflict_band": "pair_scales", "duplicate_band": "pair_scales"}
 """Knobs whose values are similarities of the model in use, and the reference scale each is carried by
-(memory.calibration: question against memory for the threshold, fact against fact for the dedup bands)."""
+(memory.eval.calibration: question against memory for the threshold, fact against fact for the dedup bands)."""
 
 
 SIDEBAR_PARAMS = ("lang", *(k.key for k in KNOBS), "embedder", "scenario", "write_path")
@@ -376,6 +389,7 @@ def render_sidebar() -> Settings:
             t("sidebar.scenario"), list(shipped), key="scenario", bind="query-params",
             index=list(shipped).index(default_scenario(lang)) if default_scenario(lang) in shipped else 0,
         )
+        _uploader_words(lang)
         upload = st.file_uploader(t("sidebar.upload"), type=["json"], key=UPLOAD_KEY, help=t("sidebar.upload_help"))
         write_path = st.selectbox(t("sidebar.write_path"), WRITE_PATHS, key="write_path", bind="query-params",
                                   index=WRITE_PATHS.index(DEFAULT_WRITE_PATH),
@@ -406,6 +420,24 @@ def render_sidebar() -> Settings:
     current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path)
     st.session_state[SETTINGS_KEY] = current
     return current
+
+
+UPLOADER_STYLE = """<style>
+[data-testid="stFileUploaderDropzone"] button [data-testid="stMarkdownContainer"] p {{ font-size: 0; }}
+[data-testid="stFileUploaderDropzone"] button [data-testid="stMarkdownContainer"] p::after
+  {{ content: "{browse}"; font-size: 0.875rem; }}
+[data-testid="stFileUploaderDropzoneInstructions"] span {{ font-size: 0; }}
+[data-testid="stFileUploaderDropzoneInstructions"] span::after {{ content: "{limit}"; font-size: 0.875rem; }}
+</style>"""
+"""Streamlit words its uploader's button and size note in English whatever the page's language: in another
+language the lab draws them in that language instead (the text stays in the DOM, at size 0)."""
+
+
+def _uploader_words(lang: str) -> None:
+    if lang == "en":
+        return
+    mb = st.get_option("server.maxUploadSize")
+    st.html(UPLOADER_STYLE.format(browse=t("upload.browse"), limit=t("upload.limit", mb=mb)))
 
 
 def _knob(container: Any, knob: Knob) -> Any:

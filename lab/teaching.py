@@ -15,8 +15,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memory import MemoryConfig, Message, RecallResult, govern
-from memory.errors import InputError
+from memory import InputError, MemoryConfig, Message, RecallResult, govern
 
 from .dedup import reason_in
 from .i18n import kinds_label, language, t

@@ -11,9 +11,7 @@ from typing import Callable, Iterable, Iterator
 
 import pandas as pd
 
-from memory import Candidates, Hit, MemoryManager, MemoryRecord, Message, RecallResult
-from memory.tokens import count_tokens
-from memory.manager import format_context
+from memory import Candidates, Hit, MemoryManager, MemoryRecord, Message, RecallResult, count_tokens, format_context
 
 from .pollution import POLLUTION_KINDS
 
@@ -23,7 +21,7 @@ KEPT = "governed"
 """The ``stage`` of a candidate that governed recall kept."""
 
 class TokenCounts:
-    """memory.tokens.count_tokens memoised by text, process-wide, bounded (the oldest text leaves first), and
+    """memory.core.tokens.count_tokens memoised by text, process-wide, bounded (the oldest text leaves first), and
     able to :meth:`forget` texts: an erasure must not leave a user's texts in the lab's memory.
 
     Reads take no lock (one dict lookup); writes and forgets hold one (several sessions share the cache)."""

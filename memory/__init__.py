@@ -6,24 +6,49 @@ Typical use::
     mm = MemoryManager(MemoryConfig(threshold=0.35))
     mm.add(Message(tenant_id="acme", user_id="alice", content="The budget is 300,000 yuan."))
     result = mm.retrieve("what is the budget?", tenant_id="acme", user_id="alice")
+
+This module is the runtime's public API; :mod:`memory.eval` is the evaluation tools'. The layers below
+(``memory.core < memory.embed < memory.store < memory.runtime < memory.write < memory.eval < memory.tools``)
+import only downward, which ``tests/test_architecture.py`` checks.
 """
 
-from .config import MemoryConfig
-from .embedders import Embedder, LexicalEmbedder, SentenceTransformerEmbedder, make_embedder
-from .errors import (
-    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError, WriteError,
+from memory.core.config import MemoryConfig
+from memory.core.errors import (
+    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError,
+    TooManyMessagesError, WriteError,
 )
-from .ingest import Ingestor
-from .manager import MemoryManager
-from .recall import Candidates, govern
-from .scenario import Scenario, load_scenario, parse_scenario, replay
-from .schema import Context, Dropped, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult
-from .store import MemoryStore, StoreLocation
+from memory.core.reasons import ENGLISH, Language, Reason, render_reason
+from memory.core.safefile import MAX_FILE_MB_ENV, max_file_bytes, read_regular_file
+from memory.core.scenario import (
+    Scenario, ScenarioQuery, load_scenario, parse_scenario, replay, shipped_scenarios,
+)
+from memory.core.schema import (
+    Context, Dropped, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, iso, parse_time, validate_text,
+)
+from memory.core.tokens import count_tokens
+from memory.embed.embedders import (
+    EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, SentenceTransformerEmbedder, lexical_tokens,
+    make_embedder,
+)
+from memory.embed.endpoint import URL_ENV
+from memory.runtime.erase import scan_for_bytes
+from memory.runtime.lifecycle import version_chain
+from memory.runtime.manager import MemoryManager, format_context
+from memory.runtime.recall import Candidates, govern
+from memory.store.chroma import MemoryStore, StoreLocation, release_client
+from memory.store.heap import return_freed_memory
+from memory.write.adjudicate import Judge, judge_reason
+from memory.write.extract import extract
+from memory.write.ingest import Ingestor, LogEntry
 
 __all__ = [
-    "Candidates", "ConfigError", "ErasedError", "Ingestor", "Context", "DataFileError", "Dropped", "Embedder", "EmbedderError",
-    "EraseReport", "Hit", "IdentifierError", "InputError", "LexicalEmbedder", "MemoryConfig",
-    "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck",
-    "RecallResult", "Scenario", "SentenceTransformerEmbedder", "StoreLocation", "WriteError", "govern",
-    "load_scenario", "make_embedder", "parse_scenario", "replay",
+    "Candidates", "ConfigError", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
+    "Embedder", "EmbedderError", "EraseReport", "ErasedError", "Hit", "IdentifierError", "Ingestor", "InputError",
+    "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
+    "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
+    "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
+    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "extract", "format_context", "govern", "iso",
+    "judge_reason", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
+    "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
+    "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",
 ]

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, parse_scenario
-from memory.ingest import Ingestor
-from memory.synth import SynthSpec, generate_scenario
+from memory.write.ingest import Ingestor
+from memory.eval.synth import SynthSpec, generate_scenario
 
 SPEC = SynthSpec(users=4, tenants=2, messages=160, seed=2)
 

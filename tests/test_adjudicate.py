@@ -9,9 +9,9 @@ import pytest
 
 from memory import MemoryConfig
 from lab.reasons import ZH_TEMPLATES, reason_in, say
-from memory.adjudicate import CandidateRef, Decision, adjudicate, judge, judge_reason, plain_rule
-from memory.reasons import CODES, EN, Reason
-from memory.dedup import PairResult, load_pairs
+from memory.write.adjudicate import CandidateRef, Decision, adjudicate, judge, judge_reason, plain_rule
+from memory.core.reasons import CODES, EN, Reason
+from memory.eval.pairs import PairResult, load_pairs
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +150,7 @@ def test_every_reason_reads_in_both_languages(pairs):
 
 
 def test_every_code_has_a_sentence_in_both_languages_and_no_engine_module_carries_chinese():
-    """One source per language: the library's English (memory/reasons.py), the lab's Chinese (lab/reasons.py)."""
+    """One source per language: the library's English (memory/core/reasons.py), the lab's Chinese (lab/reasons.py)."""
     assert set(ZH_TEMPLATES) == set(CODES)
     for code in CODES:  # same fields in both sentences, so a code renders whatever its parameters
         fields = {f.lower() for _, f, _, _ in string.Formatter().parse(EN[code]) if f}  # "Attribute": capitalised

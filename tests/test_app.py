@@ -20,9 +20,9 @@ from streamlit.testing.v1 import AppTest
 from memory import (
     LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, govern, load_scenario, make_embedder, replay,
 )
-from memory.scenario import shipped_scenarios
-from memory.textstore import TextStore
-from memory.store import chroma_client
+from memory.core.scenario import shipped_scenarios
+from memory.store.textstore import TextStore
+from memory.store.chroma import chroma_client
 
 from lab import PAGES, WINDOW_CAPACITY, figures, i18n, models, views
 from lab.engine import Lab, LabData

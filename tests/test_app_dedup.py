@@ -1,4 +1,4 @@
-"""AppTest: the dedup page against memory.dedup's own computation, and its pure parts (lab.dedup, figures).
+"""AppTest: the dedup page against memory.eval.pairs's own computation, and its pure parts (lab.dedup, figures).
 
 Real parts: the real MiniLM (the ``minilm`` fixture; the app's cache wraps the same process-wide model) where
 the plain rule's failures depend on the model, the lexical embedder where only the arithmetic of the bands
@@ -16,10 +16,10 @@ import pytest
 
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation
 from lab.reasons import reason_in, say
-from memory.adjudicate import judge, judge_reason, plain_rule
-from memory.dedup import error_kind, evaluate_pairs, load_pairs, shipped_pair_files
-from memory.ingest import Ingestor
-from memory.lifecycle import version_chain
+from memory.write.adjudicate import judge, judge_reason, plain_rule
+from memory.eval.pairs import error_kind, evaluate_pairs, load_pairs, shipped_pair_files
+from memory.write.ingest import Ingestor
+from memory.runtime.lifecycle import version_chain
 
 from lab import dedup, figures
 from lab.state import DEFAULTS
@@ -37,7 +37,7 @@ def _wrong(report) -> int:
     return sum(r.plain_rule != r.expected for r in report.labelled)
 
 
-# --- the page follows memory.dedup ---------------------------------------------------------------------
+# --- the page follows memory.eval.pairs ---------------------------------------------------------------------
 
 def test_decision_table_and_metrics_follow_memory_dedup(minilm):
     report = evaluate_pairs(load_pairs(EN), embedder=minilm, config=DEFAULTS)
@@ -98,7 +98,7 @@ def test_typed_facts_show_the_budget_trap(minilm):
 
 
 def test_chinese_ui_gives_the_reasons_in_chinese():
-    """lang=zh: the decision table, the typed pair and the write-path log give memory.adjudicate's Chinese reason."""
+    """lang=zh: the decision table, the typed pair and the write-path log give memory.write.adjudicate's Chinese reason."""
     report = evaluate_pairs(load_pairs(shipped_pair_files()["dedup_pairs_zh"]), embedder=LexicalEmbedder(),
                             config=DEFAULTS)
     at = open_app(PAGE, embedder="lexical", lang="zh")

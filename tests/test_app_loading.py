@@ -22,7 +22,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memory.synth import SynthSpec, generate_scenario
+from memory.eval.synth import SynthSpec, generate_scenario
 
 from lab import loading, models
 from lab.loading import LOAD_BATCH, SLOT

@@ -2,7 +2,7 @@
 and the similarity spread on the recall page.
 
 Real parts: the real MiniLM and e5 models, real Chroma in a temporary data folder, the shipped
-memory/score_scales.json. Expected thresholds are computed with memory.calibration.map_threshold.
+memory/eval/score_scales.json. Expected thresholds are computed with memory.eval.calibration.map_threshold.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 import pytest
 
 from memory import MemoryConfig
-from memory.calibration import load_scales, map_threshold
-from memory.embedders import bundled_model_dir
-from memory.endpoint_embedder import URL_ENV
+from memory.eval.calibration import load_scales, map_threshold
+from memory.embed.embedders import bundled_model_dir
+from memory.embed.endpoint import URL_ENV
 
 from lab import i18n, models
 from lab.state import DEFAULTS, LAB_MODELS_ENV, embedder_choices

@@ -1,4 +1,4 @@
-"""AppTest: the study page against memory.study.run_study, its caching, and its messages for bad input.
+"""AppTest: the study page against memory.eval.study.run_study, its caching, and its messages for bad input.
 
 Cheap where the model does not matter: shipped scenarios with the lexical embedder, the LoCoMo sample in
 lexical (BM25) mode. One test uses the real MiniLM (the ``minilm`` fixture) on a shipped scenario.
@@ -12,11 +12,11 @@ import math
 
 import pytest
 
-import memory.retrieval
-from memory.calibration import compare
-from memory.datasets import load_dataset
-from memory.scenario import shipped_scenarios
-from memory.study import run_study
+import memory.eval.ranking
+from memory.eval.calibration import compare
+from memory.eval.datasets import load_dataset
+from memory.core.scenario import shipped_scenarios
+from memory.eval.study import run_study
 
 from lab.state import KNOBS
 from locomo_data import require_locomo
@@ -40,13 +40,13 @@ def _point(result) -> dict:
 
 def _count_rank(monkeypatch) -> list[str]:
     calls = []
-    original = memory.retrieval.rank
+    original = memory.eval.rank
 
     def counting(dataset, **kw):
         calls.append(kw.get("mode"))
         return original(dataset, **kw)
 
-    monkeypatch.setattr(memory.retrieval, "rank", counting)
+    monkeypatch.setattr(memory.eval, "rank", counting)  # the lab's study page calls it from the public surface
     return calls
 
 
@@ -140,7 +140,7 @@ def test_minilm_study_and_comparison(minilm):
 
 def test_comparing_another_embedder_shows_its_recall_and_threshold(minilm):
     """Same mode, another model: its recall@k and the threshold keeping the chosen share of relevant pairs, as
-    memory.calibration.compare computes them on the same file."""
+    memory.eval.calibration.compare computes them on the same file."""
     at = open_app(PAGE, embedder="minilm")
     at.selectbox(key="study.other").set_value(("dense", "e5")).run()
     assert not at.exception, [e.value for e in at.exception]

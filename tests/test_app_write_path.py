@@ -1,4 +1,4 @@
-"""AppTest: the sidebar's write path (``raw`` vs ``facts``) through the lab, checked against memory.ingest directly.
+"""AppTest: the sidebar's write path (``raw`` vs ``facts``) through the lab, checked against memory.write.ingest directly.
 
 With ``facts``, the pollution page's "stale fact + update" injection must deprecate the old fact: governed
 recall drops it (stage ``deprecated``), blind top-k still serves it. Real Chroma; the real MiniLM (the
@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 from memory import MemoryConfig, MemoryManager, StoreLocation, load_scenario
-from memory.ingest import Ingestor
-from memory.scenario import shipped_scenarios
+from memory.write.ingest import Ingestor
+from memory.core.scenario import shipped_scenarios
 
 from lab import WINDOW_CAPACITY, views
 from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture

@@ -40,7 +40,7 @@ ALLOWED: dict[str, str] = {
 }
 ALLOWED_PATTERNS: dict[re.Pattern, str] = {
     # legend names of the study's precision-recall curves: one curve per slice of the sweep, named by its setting
-    re.compile(r"top_k=\d+(, decay=[\d.e-]+)?"): "a sweep slice named by its parameters (memory/study_figures.py)",
+    re.compile(r"top_k=\d+(, decay=[\d.e-]+)?"): "a sweep slice named by its parameters (lab/study_figures.py)",
     # the study page's configurations, named by retrieval mode and model as its pickers list them (codes)
     re.compile(r"(dense|lexical|hybrid)( · [\w:/.-]+)?"): "a study configuration: mode · model, as picked",
     # the canary strings the erasure page plants and lists: random codes, data
@@ -254,12 +254,12 @@ def test_figures_built_for_chinese_have_chinese_titles_and_legends(monkeypatch):
 
 
 def test_study_figures_are_worded_in_chinese(monkeypatch):
-    """memory/study_figures.py words its figures in English; the study page relabels them (lab.figures.localize)."""
-    from memory import study_figures
-    from memory.datasets import scenario_dataset
-    from memory.retrieval import rank
-    from memory.scenario import load_scenario, shipped_scenarios
-    from memory.study import sweep
+    """lab/study_figures.py words its figures in English; the study page relabels them (lab.figures.localize)."""
+    from lab import study_figures
+    from memory.eval.datasets import scenario_dataset
+    from memory.eval.ranking import rank
+    from memory.core.scenario import load_scenario, shipped_scenarios
+    from memory.eval.study import sweep
 
     monkeypatch.setattr(i18n, "language", lambda: "zh")
     result = sweep(rank(scenario_dataset(load_scenario(shipped_scenarios()["recall_zh"])), mode="lexical"),

@@ -406,7 +406,7 @@ def test_an_oversized_sweep_range_is_a_message(page, server):
 
 
 def test_an_upload_over_the_message_cap_is_refused(page, server, tmp_path):
-    from memory.synth import SynthSpec, generate_scenario
+    from memory.eval.synth import SynthSpec, generate_scenario
 
     upload = tmp_path / "too-many.json"
     scenario = generate_scenario(SynthSpec(messages=2_500))
@@ -486,3 +486,18 @@ def test_erase_clicked_twice_erases_only_the_named_user(page, server):
     _wait_idle(page)
     assert _records_shown(page) == 78 - 19
     _check(page, "inspector-view-after-erase")
+
+
+def test_the_uploader_is_worded_in_chinese(page, server):
+    """Streamlit words its uploader in English; in Chinese the lab draws its button and size note in Chinese."""
+    _open(page, f"{server}/?lang=zh&embedder=lexical", chart=True)
+    page.locator("[data-testid='stSidebar'] [data-testid='stExpander'] summary").first.click()
+    zone = page.locator("[data-testid='stFileUploaderDropzone']").first
+    zone.wait_for(timeout=LOAD_TIMEOUT_MS)
+    word = zone.locator("button [data-testid='stMarkdownContainer'] p").first
+    note = zone.locator("[data-testid='stFileUploaderDropzoneInstructions'] span").first
+    assert word.evaluate("el => getComputedStyle(el).fontSize") == "0px"  # Streamlit's "Upload" is not shown
+    assert word.evaluate("el => getComputedStyle(el, '::after').content") == '"上传"'
+    assert note.evaluate("el => getComputedStyle(el, '::after').content") == '"每个文件不超过 5 MB • JSON"'
+    zone.scroll_into_view_if_needed()
+    zone.screenshot(path=str(SHOTS / "uploader-zh.png"))

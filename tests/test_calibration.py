@@ -1,4 +1,4 @@
-"""memory.calibration: thresholds per target on hand-made scores, embedders compared on the Chinese paraphrase
+"""memory.eval.calibration: thresholds per target on hand-made scores, embedders compared on the Chinese paraphrase
 set with the real MiniLM, e5 and BM25, and the threshold carried across model scales (score_scales.json)."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import memory.calibration as calibration_module
-from memory.calibration import (
+import memory.eval.calibration as calibration_module
+from memory.eval.calibration import (
     PERCENTS, SCALE_DATASETS, SCALES_PATH, Calibration, compare, format_comparison, load_scales, map_threshold, parse_runs,
     reference_scales,
 )
-from memory.datasets import load_dataset
-from memory.embedders import EMBEDDER_NAMES, make_embedder
-from memory.errors import InputError
-from memory.study import AT_K
+from memory.eval.datasets import load_dataset
+from memory.embed.embedders import EMBEDDER_NAMES, make_embedder
+from memory.core.errors import InputError
+from memory.eval.study import AT_K
 
 
 def calibration(relevant, irrelevant=()) -> Calibration:
@@ -200,7 +200,7 @@ def test_score_scales_file_is_up_to_date():
 
 def test_config_for_carries_threshold_and_bands_to_the_models_scale():
     from memory import MemoryConfig
-    from memory.calibration import config_for
+    from memory.eval.calibration import config_for
 
     assert config_for("minilm") == MemoryConfig()
     assert config_for("st-someone-elses") == MemoryConfig()  # no reference scale: nothing is guessed
@@ -215,7 +215,7 @@ def test_config_for_carries_threshold_and_bands_to_the_models_scale():
 def test_a_chinese_scale_carries_the_threshold_higher_for_chinese_data_and_nothing_else():
     """e5's cosines sit higher on Chinese pairs: MiniLM's 0.30 passes the same share of workshop_zh's pairs at a
     higher e5 threshold than of the pooled reference pairs. The bands have no Chinese scale and stay e5's."""
-    from memory.calibration import config_for, scale_name
+    from memory.eval.calibration import config_for, scale_name
 
     scales = load_scales()
     assert scale_name("e5", "zh") == "e5@zh" and scale_name("e5", "en") == "e5"

@@ -89,7 +89,7 @@ def test_two_processes_on_one_server(chroma_server, tmp_path):
     import chromadb
 
     client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
-    from memory.textstore import TextStore
+    from memory.store.textstore import TextStore
 
     ours = [name for path in sorted(tmp_path.glob("text*/text/*.sqlite3"))
             for _, _, name in TextStore(path).collections()]  # each process registered its owners' collections

@@ -91,7 +91,7 @@ def test_sigkill_at_random_points_then_restart(tmp_path, mode):
 
 def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, monkeypatch):
     """Deterministic version of the crash: the SQLite commit fails after Chroma was written."""
-    from memory.textstore import TextStore
+    from memory.store.textstore import TextStore
 
     msgs = messages()[:12]
     mm = _open(tmp_path / "d")
@@ -121,7 +121,7 @@ def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, m
 
 def test_a_live_writers_plan_is_not_replayed_by_another_opener(tmp_path, monkeypatch):
     """Two writers on one folder: a plan in flight belongs to its writer while that writer lives."""
-    from memory.textstore import TextStore
+    from memory.store.textstore import TextStore
 
     msgs = messages()[:12]
     writer = _open(tmp_path / "d")

@@ -13,9 +13,9 @@ from datetime import datetime, timezone
 import pytest
 
 from locomo_data import require_locomo
-from memory.datasets import LOCOMO_TENANT, load_dataset, load_locomo, scenario_dataset
-from memory.errors import DataFileError, InputError
-from memory.scenario import FIXTURES_DIR
+from memory.eval.datasets import LOCOMO_TENANT, load_dataset, load_locomo, scenario_dataset
+from memory.core.errors import DataFileError, InputError
+from memory.core.scenario import FIXTURES_DIR
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.dedup import evaluate_pairs, load_pairs, parse_pairs, shipped_pair_files
-from memory.errors import DataFileError
+from memory.eval.pairs import evaluate_pairs, load_pairs, parse_pairs, shipped_pair_files
+from memory.core.errors import DataFileError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from memory import EmbedderError, LexicalEmbedder, make_embedder
-from memory.embedders import (
+from memory.embed.embedders import (
     MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir, check_embedder_name,
     lexical_cosine, lexical_tokens, verify_model_file,
 )
-from memory.endpoint_embedder import URL_ENV
+from memory.embed.endpoint import URL_ENV
 
 
 def test_minilm_is_the_verified_bundled_model(minilm):

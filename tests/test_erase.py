@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import MemoryConfig, Message, StoreLocation
-from memory.chroma_files import HEAD_BYTES
-from memory.erase import scan_for_bytes
+from memory.store.chroma_files import HEAD_BYTES
+from memory.runtime.erase import scan_for_bytes
 
 T0 = 1_780_000_000.0
 
@@ -62,7 +62,7 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
     """The verification is a real re-query: if a path still holds data, the report says so."""
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-left")
-    from memory.erase import Evidence, verify_erased
+    from memory.runtime.erase import Evidence, verify_erased
 
     evidence = Evidence.collect(mm, "acme", "guest")
     checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence,
@@ -75,7 +75,7 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
 def test_erase_leaves_no_vector_id_or_vector_byte_in_chroma_files(make_manager, tmp_path):
     """Chroma's own files after an erasure: no row, no vector id and no vector byte of the user (embedded).
 
-    Without memory/chroma_files.py's purge, Chroma's delete_collection leaves the vectors in free space of
+    Without memory/store/chroma_files.py's purge, Chroma's delete_collection leaves the vectors in free space of
     chroma.sqlite3 and the HNSW folder on disk; this test fails then."""
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     for round_ in range(4):  # interleaved writes of two owners, so their log rows share pages
@@ -148,7 +148,7 @@ def test_the_erased_owners_writes_wait_for_the_verification_and_others_do_not(ma
     the report, so the report describes the erasure (ok), and the write is then stored."""
     import threading
 
-    from memory import erase as erase_module
+    from memory.runtime import erase as erase_module
 
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-wait")
@@ -231,7 +231,7 @@ def test_the_default_erasure_reads_no_file_whole_but_chromas(make_manager, tmp_p
 def test_the_head_first_search_finds_what_a_plain_search_finds(data, cut, length, alphabet):
     """chroma_files._find looks for a long needle by its head first: on data built from one or two byte values
     (so heads match where the whole needle does not) it answers exactly what ``bytes.find`` does."""
-    from memory.chroma_files import _find
+    from memory.store.chroma_files import _find
 
     repeated = (alphabet * 400)[:400]
     mixed = repeated[:cut] + data + repeated[cut:]
@@ -245,7 +245,7 @@ def test_the_head_first_search_finds_what_a_plain_search_finds(data, cut, length
 def test_a_needle_that_starts_with_zeros_is_found_as_a_plain_search_finds_it(zeros, tail, noise, before):
     """A lexical vector is mostly zero bytes: _find looks from its first non-zero byte (a head of zeros matches
     almost everywhere in a file of such vectors), and still answers exactly what ``bytes.find`` does."""
-    from memory.chroma_files import _find
+    from memory.store.chroma_files import _find
 
     needle = b"\0" * zeros + tail
     data = b"\0" * before + noise + needle + noise + needle

@@ -5,8 +5,8 @@ import threading
 import pytest
 
 from memory import ErasedError, MemoryConfig, Message
-from memory.extract import extract_facts
-from memory.ingest import Ingestor
+from memory.write.extract import extract_facts
+from memory.write.ingest import Ingestor
 
 T0 = 1_780_000_000.0
 

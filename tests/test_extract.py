@@ -2,9 +2,9 @@
 
 import pytest
 
-from memory.errors import InputError
-from memory.extract import extract_facts, fact_from_text, is_filler
-from memory.reading import read_statement
+from memory.core.errors import InputError
+from memory.write.extract import extract_facts, fact_from_text, is_filler
+from memory.write.reading import read_statement
 
 A6_ZH = ("我上个月在你们这买了个智能手表，黑色那个，表带有点紧。今天我想给女朋友也买一个粉色的，预算 1500 左右，"
          "续航要超过一周，别像我那个两天就得充一次。")

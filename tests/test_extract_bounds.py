@@ -3,11 +3,11 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import memory.extract as extract_module
-from memory.adjudicate import adjudicate
-from memory.extract import MAX_CLAUSE_CHARS, extract, extract_facts, read_limit
-from memory.lexicon import decimal_token, normalize_values_en, normalize_values_zh, zh_to_int
-from memory.reading import read_statement
+import memory.write.extract as extract_module
+from memory.write.adjudicate import adjudicate
+from memory.write.extract import MAX_CLAUSE_CHARS, extract, extract_facts, read_limit
+from memory.write.lexicon import decimal_token, normalize_values_en, normalize_values_zh, zh_to_int
+from memory.write.reading import read_statement
 
 digits = st.text("0123456789", min_size=1, max_size=1500).filter(lambda d: d[0] != "0")
 
@@ -33,7 +33,7 @@ def test_past_float_range_and_past_int_conversion_limits():
 
 
 def test_two_long_amounts_that_differ_in_the_last_digit_are_an_update():
-    from memory.adjudicate import CandidateRef
+    from memory.write.adjudicate import CandidateRef
 
     a, b = "7" * 350, "7" * 349 + "8"
     d = adjudicate(f"The user's budget is {b} yuan.", [(CandidateRef("x", f"The user's budget is {a} yuan."), 0.99)])

@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from memory import Message, StoreLocation, WriteError
-from memory.erase import scan_for_bytes
-from memory.errors import MemoryLabError
-from memory.lifecycle import forget, set_valid_until
+from memory.runtime.erase import scan_for_bytes
+from memory.core.errors import MemoryLabError
+from memory.runtime.lifecycle import forget, set_valid_until
 
 T0 = 1_780_000_000.0
 

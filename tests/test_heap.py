@@ -1,4 +1,4 @@
-"""memory.heap: a buffer that Chroma's hnswlib allocates but never writes must not hold old heap bytes.
+"""memory.store.heap: a buffer that Chroma's hnswlib allocates but never writes must not hold old heap bytes.
 
 Each probe runs in a fresh Python process (a clean heap, and glibc reads GLIBC_TUNABLES only at start):
 it fills a malloc'd block with b"A", frees it, mallocs the same size again and counts the stale b"A"s.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.heap import PROCESS_ENV
+from memory.store.heap import PROCESS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
@@ -26,7 +26,7 @@ libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
 on = False
 if sys.argv[1] == "fix":
-    from memory.heap import zero_fill_allocations
+    from memory.store.heap import zero_fill_allocations
     on = zero_fill_allocations()
 stale = {}
 for n in map(int, sys.argv[2:]):
@@ -70,7 +70,7 @@ def test_zero_fill_allocations_clears_heap_blocks_in_a_running_process():
     result = probe("fix", (TCACHE, *HEAP))
     assert result["on"] is True
     assert all(result["stale"][n] == 0 for n in HEAP), result
-    # the per-thread cache is beyond a running process's reach (documented in memory/heap.py)
+    # the per-thread cache is beyond a running process's reach (documented in memory/store/heap.py)
 
 
 def test_process_env_clears_every_size_from_the_start():
@@ -80,8 +80,8 @@ def test_process_env_clears_every_size_from_the_start():
 
 def test_an_embedded_store_turns_the_fill_on(tmp_path):
     """Opening a store on disk is what switches it on (before Chroma allocates its index buffers)."""
-    code = ("import json, sys; from memory import StoreLocation; from memory.store import chroma_client; "
-            "from memory import heap; before = dict(heap._state); "
+    code = ("import json, sys; from memory import StoreLocation; from memory.store.chroma import chroma_client; "
+            "from memory.store import heap; before = dict(heap._state); "
             "chroma_client(StoreLocation(data_dir=__import__('pathlib').Path(sys.argv[1]))); "
             "print(json.dumps([before, heap._state]))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, check=True, capture_output=True,
@@ -91,6 +91,6 @@ def test_an_embedded_store_turns_the_fill_on(tmp_path):
 
 
 def test_ci_runs_the_suite_with_the_library_s_process_env():
-    """.ci/run sets GLIBC_TUNABLES before anything is installed; it must be the value memory.heap prescribes."""
+    """.ci/run sets GLIBC_TUNABLES before anything is installed; it must be the value memory.store.heap prescribes."""
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert f'export GLIBC_TUNABLES="{PROCESS_ENV["GLIBC_TUNABLES"]}"' in ci

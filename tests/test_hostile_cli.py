@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory.reliability import Check
-from memory.reliability_inputs import CLI_CASE_NAMES, check_inputs, cli_cases, run_cli_case, write_inputs
+from memory.tools.reliability import Check
+from memory.tools.reliability_inputs import CLI_CASE_NAMES, check_inputs, cli_cases, run_cli_case, write_inputs
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import threading
 import pytest
 
 from memory import MemoryConfig, Message
-from memory.errors import InputError
-from memory.extract import extract_facts
-from memory.ingest import Ingestor
+from memory.core.errors import InputError
+from memory.write.extract import extract_facts
+from memory.write.ingest import Ingestor
 
 T0 = 1_780_000_000.0
 ALICE = {"tenant_id": "acme", "user_id": "alice"}

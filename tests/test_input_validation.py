@@ -9,12 +9,12 @@ import uuid
 import pytest
 
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation
-from memory.errors import ConfigError, DataFileError, IdentifierError, InputError
-from memory.lifecycle import forget, set_valid_until
-from memory.scenario import MAX_JSON_DEPTH, parse_scenario
-from memory.schema import FOREVER, MIN_TIME, parse_time, validate_identifier, validate_text
-from memory.study import MAX_SWEEP_POINTS, MAX_SWEEP_SETTINGS, parse_range, validate_options
-from memory.synth import MAX_MESSAGES, MAX_USER_MESSAGES, MAX_USERS, SynthSpec, generate_scenario
+from memory.core.errors import ConfigError, DataFileError, IdentifierError, InputError
+from memory.runtime.lifecycle import forget, set_valid_until
+from memory.core.scenario import MAX_JSON_DEPTH, parse_scenario
+from memory.core.schema import FOREVER, MIN_TIME, parse_time, validate_identifier, validate_text
+from memory.eval.study import MAX_SWEEP_POINTS, MAX_SWEEP_SETTINGS, parse_range, validate_options
+from memory.eval.synth import MAX_MESSAGES, MAX_USER_MESSAGES, MAX_USERS, SynthSpec, generate_scenario
 
 NFC = unicodedata.normalize("NFC", "José Müller")
 NFD = unicodedata.normalize("NFD", "José Müller")

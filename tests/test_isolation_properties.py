@@ -5,7 +5,7 @@ import uuid
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation
-from memory.schema import validate_identifier
+from memory.core.schema import validate_identifier
 
 # identifiers that look dangerous or confusable but are valid plain strings: taken literally
 LITERALS = ["alice", "аlice", "ALICE", "$ne", '{"$ne": ""}', "$or", "bob", "a.b", "用户", "0", "*", "%"]

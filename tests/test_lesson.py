@@ -12,7 +12,7 @@ import pytest
 from lab import i18n, lesson
 from lab.lesson import STEPS
 from lab.state import DEFAULT_SCENARIO
-from memory.scenario import FIXTURES_DIR, load_scenario
+from memory.core.scenario import FIXTURES_DIR, load_scenario
 from tests.test_app import lab_env, metric, open_app  # noqa: F401 - lab_env is a fixture
 
 pytestmark = pytest.mark.usefixtures("lab_env")
@@ -153,10 +153,10 @@ def polluted_zh(at) -> tuple[int, int]:
 
 def test_in_chinese_the_lab_opens_on_the_chinese_scenario_with_e5_at_its_chinese_threshold_and_the_lesson_lands():
     """lang=zh: workshop_zh by default, auto picks e5 and carries MiniLM's 0.30 to e5's scale for Chinese data
-    (memory.calibration.LANGUAGE_SCALES); at those defaults every labelled query of workshop_zh lands, the first
+    (memory.eval.calibration.LANGUAGE_SCALES); at those defaults every labelled query of workshop_zh lands, the first
     screen included (issue 10, items 2 and 5)."""
     from lab.state import DEFAULT_SCENARIOS
-    from memory.calibration import config_for
+    from memory.eval.calibration import config_for
 
     scenario = load_scenario(FIXTURES_DIR / f"{DEFAULT_SCENARIOS['zh']}.json")
     assert scenario.language == "zh"
@@ -200,7 +200,7 @@ def banner(at) -> str:
 def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
     """lang=zh: the same seven steps on workshop_zh with e5, thresholds on e5's Chinese scale (0.30 on MiniLM is
     what step 2's line names), each line's claim checked as in English."""
-    from memory.calibration import config_for
+    from memory.eval.calibration import config_for
 
     cut = config_for("e5", language="zh").threshold
     at = open_app(lang="zh")

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from memory import MemoryConfig, Message
-from memory.errors import InputError
-from memory.ingest import Ingestor
-from memory.lifecycle import DAY, cold_since, forget, heat, set_valid_until, version_chain
+from memory.core.errors import InputError
+from memory.write.ingest import Ingestor
+from memory.runtime.lifecycle import DAY, cold_since, forget, heat, set_valid_until, version_chain
 
 T0 = 1_780_000_000.0
 ALICE = {"tenant_id": "acme", "user_id": "alice"}
@@ -60,7 +60,7 @@ def test_recall_reinforces_what_it_returns(mm):
 
 
 def test_heat_and_cold_since():
-    from memory.schema import MemoryRecord
+    from memory.core.schema import MemoryRecord
 
     r = MemoryRecord("x", "t", "u", "c", created_at=T0, last_accessed_at=T0, importance=0.5)
     assert heat(r, T0, decay_rate=0.05) == pytest.approx(0.5)

@@ -16,8 +16,8 @@ import chromadb
 from chromadb.config import Settings
 
 from memory import MemoryManager, StoreLocation
-from memory.embedders import LexicalEmbedder
-from memory.erase import scan_for_bytes
+from memory.embed.embedders import LexicalEmbedder
+from memory.runtime.erase import scan_for_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_780_000_000.0

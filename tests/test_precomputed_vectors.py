@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from memory import make_embedder
-from memory.calibration import compare
-from memory.datasets import load_dataset
-from memory.endpoint_embedder import PrecomputedEmbedder
-from memory.errors import DataFileError, EmbedderError, MemoryLabError
+from memory.eval.calibration import compare
+from memory.eval.datasets import load_dataset
+from memory.embed.endpoint import PrecomputedEmbedder
+from memory.core.errors import DataFileError, EmbedderError, MemoryLabError
 
 
 def _texts(dataset) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory import MemoryConfig, Message, govern
-from memory.schema import FOREVER
+from memory.core.schema import FOREVER
 
 DAY = 86400.0
 T0 = 1_780_000_000.0

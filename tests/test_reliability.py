@@ -1,7 +1,7 @@
 """The reliability report: passes on the real engine, and really detects a leak when a guard is removed."""
 
 
-from memory.reliability import check_erasure, check_isolation, run_report
+from memory.tools.reliability import check_erasure, check_isolation, run_report
 
 
 QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "workspace_names", "chroma_files",
@@ -23,7 +23,7 @@ def test_report_at_default_scale_passes_with_counts(lexical):
 
 def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monkeypatch):
     """The bug injected: the owner key of the record and vector reads loses its user (tenant only)."""
-    from memory.textstore import TextStore
+    from memory.store.textstore import TextStore
 
     def tenant_wide(original, *, pairs: bool):
         def leaky(self, tenant_id, user_id, memory_ids=None):
@@ -41,7 +41,7 @@ def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monk
 
 
 def test_erasure_check_catches_text_left_on_disk(lexical, tmp_path, monkeypatch):
-    from memory.textstore import TextStore
+    from memory.store.textstore import TextStore
 
     original = TextStore.__init__
 

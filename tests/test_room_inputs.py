@@ -2,7 +2,7 @@
 
 * The study page has no free-form path: besides shipped scenarios, the upload and the LoCoMo sample it offers the
   files of the instructor's folder (MEMORY_DATASETS_DIR) by name, and reads each through
-  memory.safefile.read_regular_file (a symlink out of the folder, a FIFO or an oversized file is refused with one
+  memory.core.safefile.read_regular_file (a symlink out of the folder, a FIFO or an oversized file is refused with one
   line, without its bytes being read).
 * Uploads are capped in bytes (checked before the bytes are taken) and in messages (MEMORY_MAX_UPLOAD_MESSAGES);
   past a cap the sidebar says so in the UI language and the lab keeps its shipped scenario.
@@ -25,10 +25,10 @@ import pytest
 from lab.state import DEFAULT_SCENARIOS
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from memory.safefile import max_file_bytes
-from memory.scenario import shipped_scenarios
-from memory.study import run_study
-from memory.synth import SynthSpec, generate_scenario
+from memory.core.safefile import max_file_bytes
+from memory.core.scenario import shipped_scenarios
+from memory.eval.study import run_study
+from memory.eval.synth import SynthSpec, generate_scenario
 
 from lab import i18n
 from lab.state import DEFAULTS, JOB_KEY
@@ -51,7 +51,7 @@ def folder(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def reads(monkeypatch) -> set[int]:
-    """Inodes of the files this process reads bytes of (os.read, as memory.safefile reads) or opens with open()
+    """Inodes of the files this process reads bytes of (os.read, as memory.core.safefile reads) or opens with open()
     (Path.read_bytes, json.load): a refused file must be in neither. Recorded before a blocking open of a FIFO."""
     seen: set[int] = set()
     real_read, real_open, real_builtin_open = os.read, io.open, builtins.open
@@ -189,7 +189,7 @@ def _upload(at, name: str, data: bytes):
 
 
 def _synthetic(messages: int) -> bytes:
-    """A synthetic scenario of about ``messages`` messages (memory.synth; 2,500 asked gives 2,496)."""
+    """A synthetic scenario of about ``messages`` messages (memory.eval.synth; 2,500 asked gives 2,496)."""
     return json.dumps(generate_scenario(SynthSpec(messages=messages))).encode("utf-8")
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from lab import engine, rooms
 from lab.rooms import Released, Room, valid_lab_id
-from memory.store import _CLIENTS
+from memory.store.chroma import _CLIENTS
 from tests.test_app import lab_env, open_app  # noqa: F401 - lab_env is a fixture used below
 
 

@@ -1,12 +1,12 @@
-"""memory.safefile: only bounded regular files are read; every refusal is one line naming the file."""
+"""memory.core.safefile: only bounded regular files are read; every refusal is one line naming the file."""
 
 import os
 
 import pytest
 
-from memory.errors import DataFileError, MemoryLabError
-from memory.safefile import MAX_FILE_MB_ENV, check_folder, max_file_bytes, read_regular_file
-from memory.scenario import read_data_file
+from memory.core.errors import DataFileError, MemoryLabError
+from memory.core.safefile import MAX_FILE_MB_ENV, check_folder, max_file_bytes, read_regular_file
+from memory.core.scenario import read_data_file
 
 
 def refused(path, fragment, **kw):

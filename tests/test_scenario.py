@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memory import DataFileError, load_scenario, parse_scenario
-from memory.scenario import shipped_scenarios
+from memory.core.scenario import shipped_scenarios
 
 GOOD = {
     "name": "t", "language": "en", "owner_note": "kept",

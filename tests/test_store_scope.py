@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memory import MemoryRecord, StoreLocation
-from memory.store import MemoryStore, in_scope
+from memory.store.chroma import MemoryStore, in_scope
 
 NOW = 1_780_000_000.0
 OWNERS = (("acme", "alice"), ("acme", "bob"))

@@ -15,12 +15,12 @@ import pytest
 
 from locomo_data import require_locomo
 from memory import MemoryConfig, govern
-from memory.datasets import load_dataset, scenario_dataset
-from memory.embedders import LexicalEmbedder
-from memory.errors import InputError
-from memory.retrieval import HYBRID_WEIGHT, bm25_tokens, rank
-from memory.study_pools import composite_pools
-from memory.study import parse_range, parse_rule, recommend, run_study, sweep, validate_options
+from memory.eval.datasets import load_dataset, scenario_dataset
+from memory.embed.embedders import LexicalEmbedder
+from memory.core.errors import InputError
+from memory.eval.ranking import HYBRID_WEIGHT, bm25_tokens, rank
+from memory.eval.pools import composite_pools
+from memory.eval.study import parse_range, parse_rule, recommend, run_study, sweep, validate_options
 
 DAY = 86400.0
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from memory.datasets import load_dataset
-from memory.study import run_study
-from memory.study_figures import (
+from memory.eval.datasets import load_dataset
+from memory.eval.study import run_study
+from lab.study_figures import (
     category_breakdown, compare, injected_vs_threshold, pr_curve, precision_recall_vs_threshold, slices,
 )
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from memory.config import MemoryConfig
-from memory.datasets import load_dataset
-from memory.embedders import LexicalEmbedder, SentenceTransformerEmbedder, length_batches, padded_tokens
-from memory.errors import InputError
-from memory.retrieval import rank
-from memory.store import MemoryStore
-from memory.study_vectors import KnownVectors, cosines, encode_once
+from memory.core.config import MemoryConfig
+from memory.eval.datasets import load_dataset
+from memory.embed.embedders import LexicalEmbedder, SentenceTransformerEmbedder, length_batches, padded_tokens
+from memory.core.errors import InputError
+from memory.eval.ranking import rank
+from memory.store.chroma import MemoryStore
+from memory.eval.vectors import KnownVectors, cosines, encode_once
 
 MIXED = [
     "Hi.", "I moved to Lisbon last spring and I have been learning Portuguese ever since, slowly.",

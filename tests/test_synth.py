@@ -3,7 +3,7 @@ import json
 import pytest
 
 from memory import InputError, parse_scenario
-from memory.synth import SynthSpec, generate_scenario
+from memory.eval.synth import SynthSpec, generate_scenario
 
 
 def test_same_seed_same_scenario_and_different_seed_differs():

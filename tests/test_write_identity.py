@@ -4,8 +4,8 @@ session is kept apart, a true retry is idempotent, and a sync write dropped by a
 import pytest
 
 from memory import ErasedError, MemoryConfig, Message
-from memory.ingest import Ingestor
-from memory.manager import memory_id_for
+from memory.write.ingest import Ingestor
+from memory.runtime.manager import memory_id_for
 
 T0 = 1_780_000_000.0
 ALICE = {"tenant_id": "acme", "user_id": "alice"}

@@ -7,8 +7,8 @@ message goes through the real extractor, the real MiniLM and real Chroma.
 import pytest
 
 from memory import MemoryConfig, Message
-from memory.extract import extract_facts
-from memory.ingest import IngestFailed, Ingestor
+from memory.write.extract import extract_facts
+from memory.write.ingest import IngestFailed, Ingestor
 
 T0 = 1_780_000_000.0
 POISON = "I live in Poisonville."
@@ -66,7 +66,7 @@ def test_a_poison_message_in_a_sync_batch_fails_alone_and_is_reported(make_manag
 
 
 def test_an_adjudication_failure_undoes_the_whole_message(make_manager, monkeypatch):
-    import memory.ingest as ingest_module
+    import memory.write.ingest as ingest_module
 
     real = ingest_module.adjudicate
 

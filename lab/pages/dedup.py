@@ -13,16 +13,21 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from memory import MemoryConfig, MemoryManager, StoreLocation
-from memory.dedup import MAX_TEXT_CHARS, PairItem, parse_pairs, shipped_pair_files
-from memory.errors import DataFileError, InputError
-from memory.safefile import read_regular_file
-from memory.ingest import Ingestor, LogEntry
-from memory.lifecycle import version_chain
-from memory.schema import validate_text
-
 from lab import dedup, engine, figures, state
 from lab.i18n import headers, labels, language, t
+from memory import (
+    DataFileError,
+    Ingestor,
+    InputError,
+    LogEntry,
+    MemoryConfig,
+    MemoryManager,
+    StoreLocation,
+    read_regular_file,
+    validate_text,
+    version_chain,
+)
+from memory.eval import MAX_TEXT_CHARS, PairItem, parse_pairs, shipped_pair_files
 
 PAGE = "dedup"
 NUMBER = st.column_config.NumberColumn(format="%.3f")

@@ -1,6 +1,6 @@
 """Erasure: plant canaries in a user's memory, erase the user, and check every path before and after.
 
-"Before" runs the library's own verification (memory.erase.verify_erased) on the live data, so
+"Before" runs the library's own verification (memory.runtime.erase.verify_erased) on the live data, so
 both columns count the same things: what the path holds of the user, then what remained.
 """
 
@@ -11,11 +11,9 @@ import secrets
 import pandas as pd
 import streamlit as st
 
-from memory import Message
-from memory.erase import scan_for_bytes
-
 from lab import engine, figures, state
-from lab.i18n import headers, t
+from lab.i18n import TEXT, headers, language, t
+from memory import Message, scan_for_bytes
 
 PAGE = "erasure"
 CANARIES = 3
@@ -153,9 +151,20 @@ def _render_controls(lab: engine.Lab):
 
 def _checklist(checks: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([
-        {"path": c["name"], "items": c["remaining"], "cleared": c["remaining"] == 0, "detail": c["detail"]}
+        {"path": _path(c["name"]), "items": c["remaining"], "cleared": c["remaining"] == 0, "detail": _detail(c)}
         for c in checks
     ])
+
+
+def _path(name: str) -> str:
+    """A path's name in the page's language (the report's code in English)."""
+    return t(f"erasure.path.{name}") if f"erasure.path.{name}" in TEXT else name
+
+
+def _detail(check: dict) -> str:
+    """What the path holds: the report's own sentence in English, the path's description in another language."""
+    key = f"erasure.detail.{check['name']}"
+    return check["detail"] if language() == "en" or key not in TEXT else t(key)
 
 
 def _table(frame: pd.DataFrame) -> None:
@@ -174,7 +183,7 @@ def _render_last(last: dict) -> None:
         st.markdown(f"**{t('erasure.after')}**")
         _table(_checklist(report["paths"]))
     frame = pd.DataFrame({
-        "path": [c["name"] for c in last["before"]],
+        "path": [_path(c["name"]) for c in last["before"]],
         "before": [c["remaining"] for c in last["before"]],
         "after": [next((p["remaining"] for p in report["paths"] if p["name"] == c["name"]), 0) for c in last["before"]],
     })

@@ -10,11 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from memory import govern
-
 from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
 from lab.i18n import headers, kinds_label, t
 from lab.pollution import INJECTIONS, plan_injection, unisolated_top_k
+from memory import govern
 
 PAGE = "pollution"
 

@@ -1,6 +1,6 @@
 """Recall: blind top-k next to governed recall for one user and one query, candidate by candidate.
 
-Candidates are fetched once (lab.engine); every slider change re-runs memory.recall.govern only.
+Candidates are fetched once (lab.engine); every slider change re-runs memory.runtime.recall.govern only.
 """
 
 from __future__ import annotations

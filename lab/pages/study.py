@@ -1,6 +1,6 @@
-"""Study: threshold-sweep curves and the recommended operating point, from memory.study on labelled data.
+"""Study: threshold-sweep curves and the recommended operating point, from memory.eval.study on labelled data.
 
-The expensive part (memory.retrieval.rank: writing the dataset and scoring every question once) is cached
+The expensive part (memory.eval.ranking.rank: writing the dataset and scoring every question once) is cached
 per (dataset file, unit, mode, embedder) for the whole server process; a sweep then re-runs govern only.
 Results of this session are kept per request, so re-running the page recomputes nothing.
 """
@@ -15,19 +15,28 @@ from pathlib import Path
 
 import streamlit as st
 
-from memory import study_figures
-from memory.calibration import calibrate
-from memory.datasets import LOCOMO_PREFIX, Dataset, is_locomo, parse_locomo, scenario_dataset
-from memory.errors import MemoryLabError
-from memory.safefile import read_regular_file
-from memory.retrieval import MODES, Rankings, rank
-from memory.scenario import Scenario, parse_scenario, shipped_scenarios
-from memory.study import (
-    DEFAULT_DECAY_RATES, DEFAULT_THRESHOLDS, DEFAULT_TOP_KS, StudyResult, parse_range, sweep, validate_options,
-)
-
-from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state
+from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state, study_figures
 from lab.i18n import headers, labels, phrases, t
+from memory import MemoryLabError, Scenario, parse_scenario, read_regular_file, shipped_scenarios
+from memory.eval import (
+    parse_rule,
+    DEFAULT_DECAY_RATES,
+    DEFAULT_THRESHOLDS,
+    DEFAULT_TOP_KS,
+    LOCOMO_PREFIX,
+    MODES,
+    Dataset,
+    Rankings,
+    StudyResult,
+    calibrate,
+    is_locomo,
+    parse_locomo,
+    parse_range,
+    rank,
+    scenario_dataset,
+    sweep,
+    validate_options,
+)
 
 PAGE = "study"
 SAMPLE = "locomo-sample"
@@ -49,7 +58,7 @@ class Request:
     """The dataset: a scenario (its path, or its name in the datasets folder), ``locomo:`` and a LoCoMo file's
     path or name, or ``upload:<key>`` for the scenario uploaded in the sidebar."""
     digest: str
-    """sha1 of the bytes read (memory.safefile.read_regular_file, size-capped), so an edited file is studied
+    """sha1 of the bytes read (memory.core.safefile.read_regular_file, size-capped), so an edited file is studied
     afresh."""
     unit: str
     mode: str
@@ -185,7 +194,7 @@ def _folder_names() -> tuple[Path | None, list[str]]:
 
 def _pick_dataset(current: state.Settings) -> _Picked | None:
     """What to study, chosen by name: a shipped scenario, the sidebar's uploaded scenario, the LoCoMo sample or a
-    file of the instructor's datasets folder. The file is read once, size-capped (memory.safefile); None with a
+    file of the instructor's datasets folder. The file is read once, size-capped (memory.core.safefile); None with a
     one-line message when it cannot be."""
     shipped = shipped_scenarios()
     uploaded = current.scenario_key.startswith(state.UPLOAD_PREFIX)
@@ -292,7 +301,7 @@ def _slider_values(row) -> tuple[dict, str | None]:
 def _render_recommendation(result: StudyResult) -> None:
     rec = result.recommended
     st.subheader(t("study.recommended"))
-    st.caption(t("study.rule_stated", rule=rec.rule, description=rec.description))
+    st.caption(t("study.rule_stated", rule=rec.rule, description=_rule_words(rec.rule)))
     if rec.row is None:
         st.warning(t("study.none_recommended", note=rec.note))
         return
@@ -318,7 +327,7 @@ def _render_recommendation(result: StudyResult) -> None:
 
 
 def _worded(fig):
-    """A figure of memory/study_figures.py (English there) in the page's language."""
+    """A figure of lab/study_figures.py (English there) in the page's language."""
     return figures.localize(fig, phrases("studyfig"))
 
 
@@ -367,6 +376,12 @@ def _alternatives(req: Request) -> list[tuple[str, str]]:
 
 def _config_name(mode: str, embedder: str) -> str:
     return mode if mode == "lexical" else f"{mode} · {embedder}"
+
+
+def _rule_words(rule: str) -> str:
+    """The recommendation rule's tie-breaks in the page's language (memory.eval.study.Rule words them in English)."""
+    parsed = parse_rule(rule)
+    return t(f"study.rule_desc.{parsed.kind}", min_recall=parsed.min_recall)
 
 
 def _render_compare(req: Request, result: StudyResult) -> None:

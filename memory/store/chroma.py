@@ -1,0 +1,612 @@
+"""MemoryStore: the only code that touches Chroma; vectors in one collection per owner, joined with the
+TextStore (raw text, lifecycle metadata, a copy of each vector).
+
+* Embedded ``PersistentClient`` under a data folder by default, an in-memory
+  client for tests, ``HttpClient`` when ``MEMORY_CHROMA_HOST``/``MEMORY_CHROMA_PORT``
+  (or ``host``/``port``) are set.
+* Cosine space; :func:`similarity_from_distance` is the only place a distance
+  becomes a similarity (higher is more similar).
+* Isolation by (tenant_id, user_id) is physical: each owner's vectors are a collection of their own and each
+  owner's rows are read by an indexed owner key; no read is filtered after the fact by owner.
+  :func:`in_scope` is the one lifecycle predicate (active / inactive / hot / all).
+* Layout history and the migration from layout 1: memory/store/migrate.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from memory.store.chroma_files import (opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
+                           traces)
+from memory.core.errors import MemoryLabError
+from memory.store.heap import zero_fill_allocations
+from memory.core.schema import MemoryRecord, field_values, validate_identifier
+from memory.store.textstore import TextStore
+
+HOST_ENV = "MEMORY_CHROMA_HOST"
+PORT_ENV = "MEMORY_CHROMA_PORT"
+DATA_DIR_ENV = "MEMORY_DATA_DIR"
+DEFAULT_DATA_DIR = Path(".memory-data")
+CACHE_ENV = "MEMORY_VECTOR_CACHE_MB"
+DEFAULT_CACHE_MB = 256
+"""Memory for owners' vectors kept for exact scans, per store (MEMORY_VECTOR_CACHE_MB overrides)."""
+EXACT_SCAN_MAX = 20_000
+"""Owners with at most this many records are ranked by an exact scan of their vectors (held in memory, as
+Chroma holds its HNSW index); larger ones through HNSW. Measured (bench/recall_latency.py, this machine): an
+exact scan of 10,000 vectors takes about 2 ms where one Chroma HNSW query on the same collection takes about
+5 ms; the same rule as Qdrant's ``full_scan_threshold``."""
+HNSW_BATCH = 100
+"""Chroma's HNSW ``batch_size`` and ``sync_threshold`` for owners' collections (Chroma's default: 100 and 1,000).
+Chroma keeps a vector in its write-ahead log (inside ``chroma.sqlite3``) until the index is synced; with the
+default, an owner with fewer than 1,000 records would keep every vector there, and the log (which an erasure
+rewrites: memory/store/chroma_files.py) would grow with the store."""
+LAYOUT = "2"
+"""The data folder layout: 1 = one collection per workspace with owner filters, 2 = one per owner."""
+
+Scope = Literal["active", "inactive", "hot", "all"]
+"""active: recallable (not deprecated, not archived, not expired). inactive: deprecated or expired,
+not archived. hot: everything but the archive (what blind recall sees). all: everything, archive included."""
+
+def similarity_from_distance(distance: float) -> float:
+    """Chroma cosine distance (1 - cos) -> cosine similarity in [-1, 1]; higher is more similar."""
+    return 1.0 - float(distance)
+
+
+def in_scope(meta: dict[str, Any], *, scope: Scope, now: float | None = None) -> bool:
+    """Whether a record (its fields as a mapping) is in a lifecycle scope at ``now``.
+
+    Every read applies it to the owner's own records, never to anyone else's: the owner is chosen first,
+    physically (the owner's collection, the owner's rows).
+    """
+    if scope in ("active", "inactive"):
+        if now is None:
+            raise ValueError(f"scope {scope!r} needs the current time")
+        if meta["archived"]:
+            return False
+        live = not meta["is_deprecated"] and meta["valid_until"] > float(now)
+        return live if scope == "active" else not live
+    if scope == "hot":
+        return not meta["archived"]
+    if scope != "all":
+        raise ValueError(f"unknown scope {scope!r}")
+    return True
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """Where the store lives: in memory, in a data folder, or on a Chroma server (+ a local text folder)."""
+
+    data_dir: Path | None = None
+    """Folder for chroma/ and text.sqlite3; None keeps everything in memory."""
+    host: str | None = None
+    port: int | None = None
+
+    @classmethod
+    def from_env(cls, data_dir: str | Path | None = None, *, in_memory: bool = False) -> "StoreLocation":
+        """Server if MEMORY_CHROMA_HOST is set; else in memory, or the data folder
+        (argument, MEMORY_DATA_DIR, or ./.memory-data)."""
+        host = os.environ.get(HOST_ENV) or None
+        port_text = os.environ.get(PORT_ENV, "8000")
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise MemoryLabError(f"{PORT_ENV} must be a port number, got {port_text!r}") from None
+        folder = None if in_memory else Path(data_dir or os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+        return cls(data_dir=folder, host=host, port=port if host else None)
+
+
+_CLIENTS: dict[tuple, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def chroma_client(location: StoreLocation):
+    """One Chroma client per location per process (Chroma wants a single client per path)."""
+    import chromadb
+    from chromadb.config import Settings
+
+    key = (str(location.data_dir.resolve()) if location.data_dir else None, location.host, location.port)
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            settings = Settings(anonymized_telemetry=False)
+            if location.host:
+                _CLIENTS[key] = chromadb.HttpClient(host=location.host, port=location.port or 8000, settings=settings)
+            elif location.data_dir is not None:
+                zero_fill_allocations()  # before Chroma allocates the index buffers it persists (memory/store/heap.py)
+                folder = location.data_dir / "chroma"
+                with opening(folder):  # auto_vacuum first; one process at a time runs Chroma's migrations
+                    _CLIENTS[key] = chromadb.PersistentClient(path=str(folder), settings=settings)
+            else:
+                _CLIENTS[key] = chromadb.EphemeralClient(settings=settings)
+        return _CLIENTS[key]
+
+
+def release_client(data_dir: Path) -> bool:
+    """Close and forget the embedded Chroma client of ``data_dir`` (its files and threads are let go), so the
+    folder can be deleted; False when this process holds none. The caller guarantees no store of the folder is
+    used any more (the lab: after dropping a released lab's workspaces)."""
+    key = (str(Path(data_dir).resolve()), None, None)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(key, None)
+    if client is None:
+        return False
+    client.close()
+    return True
+
+
+def workspace_key(workspace: str, embedder_name: str) -> str:
+    """The file name stem of a workspace's text store: a hash of (workspace, embedder), so two different
+    names never share a file (``团队一`` and ``团队二``, ``a/b`` and ``a:b``, long names differing at the end);
+    the file also records the names it belongs to (:meth:`TextStore.claim`)."""
+    digest = hashlib.sha256(f"{workspace}\x1f{embedder_name}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"ws-{digest[:40]}"
+
+
+class MemoryStore:
+    """Long-term memory records of one workspace: one Chroma collection per (tenant, user) for the vectors,
+    a TextStore for text, lifecycle metadata and a copy of each vector.
+
+    * Isolation is physical: an owner's vectors live in the owner's own collection (a random name the
+      TextStore registers), and every record read is an indexed SQLite read of that owner's rows. No read
+      takes a metadata filter, so a recall costs what the owner holds, not what the Chroma instance holds.
+    * Recall ranks an owner with at most ``exact_max`` records by an exact scan of the owner's vectors
+      (cached in memory per owner and version, bounded by ``cache_mb``), larger owners through the owner's
+      HNSW index in Chroma; the lifecycle (:func:`in_scope`) is applied to candidates in rank order, and the
+      search widens until ``n`` in-scope records are found or the owner has no more.
+    * Erasure drops the owner's collection; on an embedded store, with no byte left (memory/store/chroma_files.py).
+    """
+
+    def __init__(self, *, location: StoreLocation, workspace: str, embedder_name: str, dim: int,
+                 exact_max: int = EXACT_SCAN_MAX, cache_mb: float | None = None) -> None:
+        self.location = location
+        self.workspace = validate_identifier(workspace, "workspace")
+        self.embedder_name = embedder_name
+        self.dim = int(dim)
+        self.exact_max = int(exact_max)
+        self.client = chroma_client(location)
+        self.key = workspace_key(workspace, embedder_name)
+        text_path = None if location.data_dir is None else location.data_dir / "text" / f"{self.key}.sqlite3"
+        self.texts = TextStore(text_path)
+        self.texts.claim(workspace=workspace, embedder=embedder_name, dim=str(self.dim), layout=LAYOUT)
+        self._handles: dict[str, Any] = {}
+        self._cache = VectorCache(cache_mb if cache_mb is not None else _cache_mb_from_env())
+        self._batch = max(1, min(int(self.client.get_max_batch_size()), 5000))
+
+    @property
+    def chroma_dir(self) -> Path | None:
+        """The embedded Chroma folder (None in memory and on a server)."""
+        if self.location.host or self.location.data_dir is None:
+            return None
+        return self.location.data_dir / "chroma"
+
+    # --- writes -------------------------------------------------------------
+    def add(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """Store records (idempotent upserts): vectors into the owners' collections, then text, metadata and
+        a vector copy in one TextStore transaction (a vector without its row is invisible to every read)."""
+        self.add_vectors(records, embeddings)
+        self.put_records(records, embeddings)
+
+    def add_vectors(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """The vector-store half of :meth:`add`: upsert each record's vector into its owner's collection."""
+        if not records:
+            return
+        vectors = _matrix(embeddings, len(records))
+        for owner, idx in _by_owner(records).items():
+            name = self.texts.collection_of(*owner, create=True)
+            assert name is not None  # create=True registers the owner's collection, so there is a name
+            for start in range(0, len(idx), self._batch):
+                part = idx[start : start + self._batch]
+                self._upsert(name, [self.texts.vector_id(records[i].memory_id) for i in part], vectors[part])
+
+    def put_records(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
+        """The TextStore half of :meth:`add` (joins the caller's TextStore transaction, if any)."""
+        if not records:
+            return
+        vectors = _matrix(embeddings, len(records))
+        with self.texts.transaction():
+            for owner in _by_owner(records):
+                self.texts.collection_of(*owner, create=True)
+            self.texts.put_records([
+                (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r), vectors[i].tobytes())
+                for i, r in enumerate(records)
+            ])
+
+    def remove_vectors(self, records: list[MemoryRecord]) -> None:
+        """Delete these records' vectors from their owners' collections (the rollback of :meth:`add_vectors`)."""
+        for owner, idx in _by_owner(records).items():
+            name = self.texts.collection_of(*owner)
+            handle = self._handle(name, create=False) if name else None
+            if handle is not None:
+                handle.delete(ids=[self.texts.vector_id(records[i].memory_id) for i in idx])
+
+    def update(self, records: list[MemoryRecord]) -> int:
+        """Write back the metadata (and text fields) of existing records; a record that is gone (erased)
+        is not written back. Returns how many were updated."""
+        if not records:
+            return 0
+        return self.texts.update_records([
+            (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r)) for r in records
+        ])
+
+    def delete_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
+        """Delete the owner's collection (on an embedded store: its rows and index files, overwritten); the
+        caller erases the TextStore rows. Returns how many vectors it held (``long_term_vectors``). What
+        Chroma's own page reuse may have left in its file is :meth:`chroma_traces`' to find."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        self._cache.pop((tenant_id, user_id))
+        if name is None:
+            return {"long_term_vectors": 0}
+        return {"long_term_vectors": self._delete_collection(name)}
+
+    def chroma_traces(self, needles: list[bytes]) -> list[tuple[bytes, int]] | None:
+        """Where Chroma's database file still holds one of ``needles`` (vector ids, raw vectors), live or in
+        unused space, as (needle, offset) (None when the store is not embedded). A linear read, no lock."""
+        folder = self.chroma_dir
+        return None if folder is None else traces(folder, needles)
+
+    def chroma_segments(self, name: str) -> list[str] | None:
+        """The segment ids of a collection in an embedded Chroma (None when not embedded or not there)."""
+        folder = self.chroma_dir
+        if folder is None:
+            return None
+        handle = self._handle(name, create=False)
+        return None if handle is None else [s for s, _ in segments(folder, str(handle.id))]
+
+    def chroma_trace_pages(self, needles: list[bytes], found: list[tuple[bytes, int]] | None = None
+                           ) -> dict[int, bytes]:
+        """The pages of Chroma's database file that hold one of ``needles`` (empty when not embedded); no lock.
+        ``found``: what :meth:`chroma_traces` just returned (the file is then not searched again)."""
+        folder = self.chroma_dir
+        return {} if folder is None else trace_pages(folder, needles, found)
+
+    def rewrite_chroma_pages(self, pages: dict[int, bytes], *, skip: set[bytes]) -> int:
+        """Rewrite the Chroma rows those pages hold (not the ``skip`` ids), so the pages keep no stale bytes; the
+        pages' cost, not the file's. Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""
+        return 0 if self.chroma_dir is None else rewrite_rows_of_pages(self.chroma_dir, pages, skip=skip)
+
+    def rebuild_chroma_file(self) -> None:
+        """Rebuild Chroma's database file (VACUUM, the file's cost): clears a trace :meth:`chroma_traces` found.
+        Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""
+        if self.chroma_dir is not None:
+            rebuild(self.chroma_dir)
+
+    def drop(self) -> None:
+        """Delete this workspace entirely: every owner's collection and the text file (best effort, never raises)."""
+        try:
+            names = [name for _, _, name in self.texts.collections()]
+        except Exception:  # noqa: BLE001 - the text file is already closed or gone
+            names = []
+        for name in names:
+            try:
+                self._delete_collection(name)
+            except Exception:  # noqa: BLE001 - already gone, or the server is down: nothing more to do
+                pass
+        self._handles.clear()
+        self._cache.clear()
+        path = self.texts.path
+        self.texts.close()
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    # --- reads --------------------------------------------------------------
+    def query(
+        self, embedding: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The ``n`` most similar records of one (tenant, user) within a scope, as (record, similarity)."""
+        return self.query_many(np.asarray(embedding, dtype=np.float32).reshape(1, -1), tenant_id=tenant_id,
+                               user_id=user_id, n=n, scope=scope, now=now)[0]
+
+    def query_many(
+        self, embeddings: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
+    ) -> list[list[tuple[MemoryRecord, float]]]:
+        """:meth:`query` for several query vectors of one owner at once (one read of the owner's vectors)."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        in_scope(_PROBE, scope=scope, now=now)  # a bad scope or a missing time fails before any read
+        queries = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
+        n = max(int(n), 1)
+        owned = self._owner_matrix(tenant_id, user_id)
+        if owned is None:
+            return [self._ann(q, tenant_id, user_id, n, scope, now) for q in queries]
+        ids, matrix = owned
+        if not ids:
+            return [[] for _ in queries]
+        sims = queries @ matrix.T
+        return [self._take(ids, row, tenant_id, user_id, n, scope, now) for row in sims]
+
+    def scan(
+        self, embedding: np.ndarray, *, tenant_id: str, user_id: str, scope: Scope, now: float | None = None
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Every record of one (tenant, user) within a scope, scored exactly, most similar first (ties by id).
+
+        For pools covering all of a user's memories (the lab, studies): no approximate index, no cut.
+        """
+        records, matrix = self.owner_vectors(tenant_id, user_id, scope=scope, now=now)
+        if not records:
+            return []
+        distances = 1.0 - matrix @ np.asarray(embedding, dtype=np.float32).reshape(-1)
+        scored = [(r, similarity_from_distance(d)) for r, d in zip(records, distances)]
+        scored.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
+        return scored
+
+    def owner_vectors(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None
+                      ) -> tuple[list[MemoryRecord], np.ndarray]:
+        """One owner's records within a scope and their vectors, row by row (for exact scoring by the caller)."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        records = self.records(tenant_id, user_id, scope=scope, now=now)
+        vectors = self.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
+        records = [r for r in records if r.memory_id in vectors]
+        matrix = np.stack([vectors[r.memory_id] for r in records]) if records else np.zeros((0, self.dim), np.float32)
+        return records, matrix
+
+    def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
+        """Every record of one (tenant, user) within a scope, oldest first."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        found = [_record(tenant_id, user_id, *row) for row in self.texts.records(tenant_id, user_id)]
+        kept = [r for r in found if in_scope(r.__dict__, scope=scope, now=now)]
+        return sorted(kept, key=lambda r: (r.created_at, r.memory_id))
+
+    def get(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, MemoryRecord]:
+        """Some of one owner's records by id (ids of other owners are simply not found)."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        if not memory_ids:
+            return {}
+        rows = self.texts.records(tenant_id, user_id, list(memory_ids))
+        return {row[0]: _record(tenant_id, user_id, *row) for row in rows}
+
+    def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
+        """Stored vectors of some of one owner's records."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        if not memory_ids:
+            return {}
+        ids, blobs = self.texts.vectors(tenant_id, user_id, list(memory_ids))
+        return {i: np.frombuffer(b, dtype=np.float32) for i, b in zip(ids, blobs) if b is not None}
+
+    def count(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+        """Records in the workspace: all of them, or one (tenant, user)'s."""
+        if tenant_id is None:
+            return self.texts.count_texts()
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        return self.texts.count_texts(tenant_id, user_id)
+
+    def vector_count(self, tenant_id: str, user_id: str) -> int:
+        """Vectors in the owner's Chroma collection (0 when it has none): what the vector store itself says."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        handle = self._handle(name, create=False) if name else None
+        return handle.count() if handle is not None else 0
+
+    def collection_exists(self, name: str) -> bool:
+        """Whether Chroma still has a collection of this name (the erasure check)."""
+        try:
+            self.client.get_collection(name)
+        except Exception:  # noqa: BLE001 - NotFoundError and its relatives
+            return False
+        return True
+
+    def consistency(self) -> dict[str, int]:
+        """Compare every owner's collection with the owner's records (an administrative check that reads the
+        whole workspace): vectors without a record, records without a vector, ids held twice."""
+        vectors: list[str] = []
+        records: set[str] = set()
+        for tenant_id, user_id, name in self.texts.collections():
+            handle = self._handle(name, create=False)
+            vectors += handle.get(include=[])["ids"] if handle is not None else []
+            records |= set(self.texts.vector_ids(tenant_id, user_id))
+        held = set(vectors)
+        return {"vectors": len(vectors), "records": len(records), "vectors_without_record": len(held - records),
+                "records_without_vector": len(records - held), "duplicates": len(vectors) - len(held)}
+
+    def owners(self) -> list[tuple[str, str]]:
+        """Every (tenant_id, user_id) with records (an administrative listing, not a recall path)."""
+        return self.texts.record_owners()
+
+    # --- internals ----------------------------------------------------------
+    def _owner_matrix(self, tenant_id: str, user_id: str) -> tuple[list[str], np.ndarray] | None:
+        """The owner's ids and vectors for an exact scan (cached by version); None when the owner has more
+        than ``exact_max`` records (ranked by the HNSW index instead)."""
+        version = self.texts.version(tenant_id, user_id)
+        if version is None:
+            return [], np.zeros((0, self.dim), np.float32)
+        key = (tenant_id, user_id)
+        hit = self._cache.get(key, version)
+        if hit is not None:
+            return hit.value
+        if self.texts.count_texts(tenant_id, user_id) > self.exact_max:
+            self._cache.put(key, version, None, 0)
+            return None
+        ids, blobs = self.texts.vectors(tenant_id, user_id)
+        keep = [i for i, b in enumerate(blobs) if b is not None]
+        matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32).reshape(-1, self.dim)
+        value = ([ids[i] for i in keep], matrix)
+        self._cache.put(key, version, value, matrix.nbytes)
+        return value
+
+    def _take(self, ids: list[str], sims: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope,
+              now: float | None) -> list[tuple[MemoryRecord, float]]:
+        """The best ``n`` in-scope records by exact similarity: records are read in rank order, a widening
+        chunk at a time, until ``n`` are in scope or none is left."""
+        out: list[tuple[MemoryRecord, float]] = []
+        start, chunk = 0, n + 4
+        while start < len(sims) and len(out) < n:
+            order = top_order(sims, start + chunk)[start:]
+            part = [ids[j] for j in order]
+            found = self.get(part, tenant_id=tenant_id, user_id=user_id)
+            for j, memory_id in zip(order, part):
+                record = found.get(memory_id)
+                if record is not None and in_scope(record.__dict__, scope=scope, now=now):
+                    out.append((record, similarity_from_distance(1.0 - float(sims[j]))))
+            start, chunk = start + chunk, chunk * 4
+        return out[:n]
+
+    def _ann(self, query: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None
+             ) -> list[tuple[MemoryRecord, float]]:
+        """The best ``n`` in-scope records through the owner's HNSW index, widening ``n_results`` until enough
+        are in scope or the whole collection was returned."""
+        name = self.texts.collection_of(tenant_id, user_id)
+        handle = self._handle(name, create=False) if name else None
+        if handle is None:
+            return []
+        total, k = self.texts.count_texts(tenant_id, user_id), 2 * n
+        while True:
+            k = min(k, total)
+            res = handle.query(query_embeddings=query.reshape(1, -1), n_results=max(k, 1), include=["distances"])
+            vids, dists = res["ids"][0], res["distances"][0]
+            to_memory = self.texts.memory_ids_of(tenant_id, user_id, vids)
+            found = self.get(list(to_memory.values()), tenant_id=tenant_id, user_id=user_id)
+            out = []
+            for vid, d in zip(vids, dists):
+                record = found.get(to_memory.get(vid, ""))
+                if record is not None and in_scope(record.__dict__, scope=scope, now=now):
+                    out.append((record, similarity_from_distance(d)))
+            if len(out) >= n or k >= total:
+                return out[:n]
+            k *= 4
+
+    def _handle(self, name: str, *, create: bool) -> Any:
+        """A Chroma collection by name (cached); None when it does not exist and ``create`` is off."""
+        handle = self._handles.get(name)
+        if handle is not None:
+            return handle
+        if create:
+            handle = self.client.get_or_create_collection(
+                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200,
+                                          "batch_size": HNSW_BATCH, "sync_threshold": HNSW_BATCH}},
+                metadata={"embedder": self.embedder_name, "dim": self.dim}, embedding_function=None,
+            )
+        else:
+            try:
+                handle = self.client.get_collection(name)
+            except Exception:  # noqa: BLE001 - NotFoundError: the owner has no vectors in Chroma
+                return None
+        self._handles[name] = handle
+        return handle
+
+    def _upsert(self, name: str, ids: list[str], vectors: np.ndarray) -> None:
+        try:
+            self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
+        except Exception:  # noqa: BLE001 - a handle another manager's erasure made stale: reopen once
+            self._handles.pop(name, None)
+            self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
+
+    def _delete_collection(self, name: str) -> int:
+        self._handles.pop(name, None)
+        folder = self.chroma_dir
+        if folder is not None:
+            return purge_collection(self.client, folder, name)
+        try:
+            handle = self.client.get_collection(name)
+        except Exception:  # noqa: BLE001 - already gone
+            return 0
+        count = handle.count()
+        self.client.delete_collection(name)
+        return count
+
+
+class VectorCache:
+    """Owners' vectors in memory for exact scans, keyed by the owner's version, least recently used out first."""
+
+    def __init__(self, budget_mb: float) -> None:
+        self.budget = int(budget_mb * 1024 * 1024)
+        self.used = 0
+        self._items: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], version: int) -> "_Cached | None":
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or hit.version != version:
+                return None
+            self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, str], version: int, value: Any, nbytes: int) -> None:
+        with self._lock:
+            self._drop(key)
+            if nbytes > self.budget:
+                return
+            self._items[key] = _Cached(version, value, nbytes)
+            self.used += nbytes
+            while self.used > self.budget:
+                self._drop(next(iter(self._items)))
+
+    def pop(self, key: tuple[str, str]) -> None:
+        with self._lock:
+            self._drop(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.used = 0
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.used -= old.nbytes
+
+
+@dataclass(frozen=True)
+class _Cached:
+    version: int
+    value: Any
+    nbytes: int
+
+
+def _cache_mb_from_env() -> float:
+    text = os.environ.get(CACHE_ENV, str(DEFAULT_CACHE_MB))
+    try:
+        value = float(text)
+    except ValueError:
+        raise MemoryLabError(f"{CACHE_ENV} must be a number of megabytes, got {text!r}") from None
+    if not value >= 0:
+        raise MemoryLabError(f"{CACHE_ENV} must be 0 or more, got {text!r}")
+    return value
+
+
+def top_order(sims: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the ``k`` highest values, highest first, ties by index: the first ``k`` of a stable
+    descending argsort, without sorting the rest (a partition, then a sort of the few kept)."""
+    if k >= len(sims):
+        return np.argsort(-sims, kind="stable")
+    kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+    top = np.flatnonzero(sims >= kth)  # every tie of the k-th value, so the index order decides as argsort would
+    return top[np.lexsort((top, -sims[top]))][:k]
+
+
+def _matrix(embeddings: np.ndarray, rows: int) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(embeddings, dtype=np.float32).reshape(rows, -1))
+
+
+def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(records):
+        groups.setdefault((r.tenant_id, r.user_id), []).append(i)
+    return groups
+
+
+def _check_owner(tenant_id: str | None, user_id: str | None) -> tuple[str, str]:
+    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier).
+    None (like anything but a plain string) raises IdentifierError."""
+    return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
+
+
+def _fields(r: MemoryRecord) -> dict[str, Any]:
+    """A record's fields other than its id, owner and content (what the TextStore keeps as JSON)."""
+    out = field_values(r)
+    for name in ("memory_id", "tenant_id", "user_id", "content"):
+        del out[name]
+    return out
+
+
+def _record(tenant_id: str, user_id: str, memory_id: str, content: str, fields: dict[str, Any]) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=tenant_id, user_id=user_id, content=content, **fields)
+
+
+_PROBE = {"archived": False, "is_deprecated": False, "valid_until": 0.0}

@@ -1,0 +1,461 @@
+"""TextStore: the one place raw text lives (record contents, recent windows, summaries, audit log).
+
+Chroma holds vectors and filterable metadata only. Raw text is kept here, in
+SQLite with ``secure_delete`` on and a VACUUM after every erasure, so erased
+text is overwritten in the file rather than left in free pages: a plain Chroma
+``delete`` (even after ``chroma vacuum``) leaves the document's text in
+``chroma.sqlite3``, so documents never go there.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from memory.core.errors import MemoryLabError
+
+BUSY_TIMEOUT_MS = 60_000
+"""How long a write waits for another process's transaction on the same file before it fails."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS texts (
+    memory_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    content TEXT NOT NULL, fields TEXT NOT NULL DEFAULT '{}', vector BLOB, vector_id TEXT
+);
+CREATE INDEX IF NOT EXISTS texts_owner ON texts (tenant_id, user_id);
+CREATE INDEX IF NOT EXISTS texts_vector ON texts (vector_id);
+CREATE TABLE IF NOT EXISTS owners (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, collection TEXT NOT NULL, version INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS window (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, seq)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, text TEXT NOT NULL, source_ids TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS ingested (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, message_id TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, message_id)
+);
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, plan TEXT NOT NULL, writer TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, actor TEXT NOT NULL, detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    message_id TEXT NOT NULL, at REAL NOT NULL, entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_owner ON decisions (tenant_id, user_id, message_id);
+"""
+
+
+class TextStore:
+    """Thread-safe SQLite store for every piece of raw text, keyed by (tenant_id, user_id)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._db = sqlite3.connect(
+            str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None
+        )
+        self._db.execute("PRAGMA secure_delete = ON")
+        self._db.execute("PRAGMA journal_mode = DELETE")
+        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # writers sharing a folder wait, not fail
+        self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR IGNORE INTO info VALUES ('salt', ?)", (secrets.token_hex(16),))
+        self._salt = bytes.fromhex(self._rows("SELECT value FROM info WHERE key = 'salt'")[0][0])
+        self._writer = WriterLease(None if self.path is None else self.path.parent / "writers")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+            self._writer.release()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One SQLite transaction around everything inside (re-entrant: inner blocks join the outer one)."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._db.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self._db.execute("COMMIT")
+
+    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        with self.transaction():
+            for sql, args in statements:
+                self._db.execute(sql, args)
+
+    def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def _rows_in(self, sql: str, args: tuple, ids: list[str], *, chunk: int = 500, tail: tuple = ()) -> list[tuple]:
+        """Run ``sql`` (with ``{marks}`` for an IN list; ``args`` before it, ``tail`` after) over ``ids`` in
+        chunks SQLite accepts."""
+        out: list[tuple] = []
+        for start in range(0, len(ids), chunk):
+            part = ids[start : start + chunk]
+            out += self._rows(sql.format(marks=",".join("?" * len(part))), (*args, *part, *tail))
+        return out
+
+    # --- records: text, lifecycle metadata and vector of every long-term memory ---------
+    def put_records(self, rows: list[tuple[str, str, str, str, dict[str, Any], bytes]]) -> dict[str, str]:
+        """Insert or replace (memory_id, tenant_id, user_id, content, fields, vector) rows atomically; ``fields``
+        are the record's other fields (lifecycle metadata, tags), kept as one JSON object.
+
+        Returns memory_id -> vector_id (:meth:`vector_id`). Each owner's version is bumped, so cached
+        vectors of that owner are reloaded.
+        """
+        with self.transaction():
+            out = {m: self.vector_id(m) for m, *_ in rows}
+            self._tx(
+                ("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?, ?)", (m, t, u, c, _json(f), vec, out[m]))
+                for m, t, u, c, f, vec in rows
+            )
+            self._tx(("UPDATE owners SET version = version + 1 WHERE tenant_id = ? AND user_id = ?", o)
+                     for o in {(t, u) for _, t, u, *_ in rows})
+            return out
+
+    def vector_id(self, memory_id: str) -> str:
+        """The id a record's vector has in its owner's collection: a keyed hash of the memory id under this
+        file's random salt, so the vector store never holds an id anyone can derive from an owner, and a
+        replayed write plan upserts the same id."""
+        digest = hmac.new(self._salt, memory_id.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        return f"v-{digest[:32]}"
+
+    def update_records(self, rows: list[tuple[str, str, str, str, dict[str, Any]]]) -> int:
+        """Rewrite (memory_id, tenant_id, user_id, content, fields) of records that exist; returns how many
+        did. A record that is gone (erased) is not written back."""
+        with self.transaction():
+            before = self._db.total_changes
+            self._tx(
+                ("UPDATE texts SET content = ?, fields = ? WHERE memory_id = ? AND tenant_id = ? AND user_id = ?",
+                 (c, _json(f), m, t, u))
+                for m, t, u, c, f in rows
+            )
+            return self._db.total_changes - before
+
+    def records(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
+                ) -> list[tuple[str, str, dict[str, Any]]]:
+        """(memory_id, content, fields) of one owner's records: all of them, or those of ``memory_ids``."""
+        if memory_ids is None:
+            rows = self._rows("SELECT memory_id, content, fields FROM texts WHERE tenant_id = ? AND user_id = ?",
+                              (tenant_id, user_id))
+        else:  # looked up by key, the owner checked on each row found (+: not through the owner index)
+            rows = self._rows_in("SELECT memory_id, content, fields FROM texts WHERE memory_id IN ({marks}) "
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
+        return [(m, c, json.loads(f)) for m, c, f in rows]
+
+    def vectors(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
+                ) -> tuple[list[str], list[bytes]]:
+        """Ids and raw float32 vectors of one owner's records (all, or those of ``memory_ids``), in storage order."""
+        if memory_ids is None:
+            rows = self._rows("SELECT memory_id, vector FROM texts WHERE tenant_id = ? AND user_id = ? ORDER BY rowid",
+                              (tenant_id, user_id))
+        else:
+            rows = self._rows_in("SELECT memory_id, vector FROM texts WHERE memory_id IN ({marks}) "
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def memory_ids_of(self, tenant_id: str, user_id: str, vector_ids: list[str]) -> dict[str, str]:
+        """vector_id -> memory_id for one owner's records (ids of other owners are simply not found)."""
+        rows = self._rows_in("SELECT vector_id, memory_id FROM texts WHERE vector_id IN ({marks}) "
+                             "AND +tenant_id = ? AND +user_id = ?", (), list(vector_ids), tail=(tenant_id, user_id))
+        return dict(rows)
+
+    def vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
+        return [r[0] for r in self._rows("SELECT vector_id FROM texts WHERE tenant_id = ? AND user_id = ?",
+                                         (tenant_id, user_id))]
+
+    def count_texts(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+        if tenant_id is None:
+            return self._rows("SELECT COUNT(*) FROM texts")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
+        )[0][0]
+
+    def record_owners(self) -> list[tuple[str, str]]:
+        """Every (tenant_id, user_id) with long-term records."""
+        return [(t, u) for t, u in self._rows("SELECT DISTINCT tenant_id, user_id FROM texts ORDER BY 1, 2")]
+
+    # --- owners' collections ------------------------------------------------
+    def collection_of(self, tenant_id: str, user_id: str, *, create: bool = False) -> str | None:
+        """The name of the owner's vector collection (a random name, registered here once; with ``create``, the
+        first caller's name wins, across processes too)."""
+        if create:
+            self._tx([("INSERT OR IGNORE INTO owners (tenant_id, user_id, collection) VALUES (?, ?, ?)",
+                       (tenant_id, user_id, f"mgl-{uuid.uuid4().hex}"))])
+        rows = self._rows("SELECT collection FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return rows[0][0] if rows else None
+
+    def version(self, tenant_id: str, user_id: str) -> int | None:
+        """The owner's record version (bumped by every put), None for an owner without a collection."""
+        rows = self._rows("SELECT version FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return rows[0][0] if rows else None
+
+    def collections(self) -> list[tuple[str, str, str]]:
+        """(tenant_id, user_id, collection) of every registered owner."""
+        return [tuple(r) for r in self._rows("SELECT tenant_id, user_id, collection FROM owners ORDER BY 1, 2")]
+
+    def copy_rows(self, table: str, rows: list[tuple]) -> None:
+        """Insert rows read from another file of the same table schema (the layout migration)."""
+        if table not in ("window", "summaries", "ingested", "audit", "decisions", "journal"):
+            raise ValueError(f"not a copyable table: {table!r}")
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            self._tx((f"INSERT OR REPLACE INTO {table} VALUES ({marks})", tuple(r)) for r in rows)
+
+    # --- workspace identity -------------------------------------------------
+    def claim(self, **identity: str) -> None:
+        """Record who this file belongs to on first use; raise if it already belongs to someone else."""
+        with self.transaction():
+            for key, value in identity.items():
+                self._db.execute("INSERT OR IGNORE INTO info VALUES (?, ?)", (key, value))
+                found = self._rows("SELECT value FROM info WHERE key = ?", (key,))[0][0]
+                if found != value:
+                    raise MemoryLabError(f"{self.path} belongs to {key} {found!r}, not {value!r}")
+
+    # --- recent window ----------------------------------------------------
+    def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT message FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq", (tenant_id, user_id)
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def push_window(self, tenant_id: str, user_id: str, messages: list[dict[str, Any]], *, keep: int
+                    ) -> list[dict[str, Any]]:
+        """Append messages in order; pop and return the oldest ones beyond ``keep`` (the same ones, in the same
+        order, as pushing them one by one would), atomically."""
+        with self.transaction():
+            current = self.window(tenant_id, user_id)
+            seq = self._rows(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
+                (tenant_id, user_id),
+            )[0][0]
+            current += messages
+            overflow = current[: max(len(current) - keep, 0)]
+            statements: list[tuple[str, tuple]] = [
+                ("INSERT INTO window VALUES (?, ?, ?, ?)",
+                 (tenant_id, user_id, seq + i, json.dumps(message, ensure_ascii=False)))
+                for i, message in enumerate(messages)
+            ]
+            if overflow:
+                statements.append((
+                    "DELETE FROM window WHERE tenant_id = ? AND user_id = ? AND seq IN "
+                    "(SELECT seq FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq LIMIT ?)",
+                    (tenant_id, user_id, tenant_id, user_id, len(overflow)),
+                ))
+            self._tx(statements)
+            return overflow
+
+    # --- summaries ----------------------------------------------------------
+    def summary(self, tenant_id: str, user_id: str) -> tuple[str, list[str]]:
+        rows = self._rows("SELECT text, source_ids FROM summaries WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return (rows[0][0], json.loads(rows[0][1])) if rows else ("", [])
+
+    def set_summary(self, tenant_id: str, user_id: str, text: str, source_ids: list[str]) -> None:
+        self._tx([(
+            "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
+            (tenant_id, user_id, text, json.dumps(source_ids, ensure_ascii=False)),
+        )])
+
+    # --- owners -------------------------------------------------------------
+    def owners(self) -> list[tuple[str, str]]:
+        """Every (tenant_id, user_id) with anything stored here."""
+        rows = self._rows(
+            "SELECT tenant_id, user_id FROM texts UNION SELECT tenant_id, user_id FROM window "
+            "UNION SELECT tenant_id, user_id FROM summaries ORDER BY 1, 2"
+        )
+        return [(t, u) for t, u in rows]
+
+    def erase_owner(self, tenant_id: str, user_id: str, *,
+                    scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, int]:
+        """Delete every row of one (tenant, user) in one transaction; return the counts removed.
+
+        ``scrub_plan`` rewrites a pending journal plan without the owner (None: nothing left, delete it), so no
+        write plan keeps the owner's text. ``secure_delete`` is on, so SQLite overwrites the deleted content
+        in place: no VACUUM, and the cost is the owner's rows, not the file's. Also returns ``others_touched``:
+        rows the deletes removed beyond the owner's own, counted by key inside the same transaction (so a
+        concurrent writer cannot blur it, and it costs the owner's rows, not a count of everyone else's).
+        """
+        key = (tenant_id, user_id)
+        tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
+        with self.transaction():
+            own = self.count_owner_rows(tenant_id, user_id)
+            counts = {
+                "long_term_text": self.count_texts(tenant_id, user_id),
+                "recent_window": len(self.window(tenant_id, user_id)),
+                "summary": 1 if self.summary(tenant_id, user_id)[0] else 0,
+                "decision_log": self.count_decisions(tenant_id, user_id),
+                "journal": 0,
+            }
+            deleted = {t: self._db.execute(f"DELETE FROM {t} WHERE tenant_id = ? AND user_id = ?", key).rowcount
+                       for t in tables}
+            for seq, plan in self.journal_pending():
+                clean = scrub_plan(plan) if scrub_plan else plan
+                if clean == plan:
+                    continue
+                counts["journal"] += 1
+                if clean is None:
+                    self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,))
+                else:
+                    self._db.execute("UPDATE journal SET plan = ? WHERE seq = ?", (_json(clean), seq))
+            counts["others_touched"] = sum(deleted[t] - own[t] for t in tables)
+            return counts
+
+    def count_owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
+        """Rows of one owner in every table that is keyed by owner (the erasure check)."""
+        tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
+        return {t: self._rows(f"SELECT COUNT(*) FROM {t} WHERE tenant_id = ? AND user_id = ?",
+                              (tenant_id, user_id))[0][0] for t in tables}
+
+    # --- ingestion marks and the write journal -------------------------------
+    def ingested(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
+        """Which of these messages of one owner are fully ingested (the commit mark of the write path)."""
+        rows = self._rows_in(
+            "SELECT message_id FROM ingested WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
+            (tenant_id, user_id), message_ids,
+        )
+        return {r[0] for r in rows}
+
+    def mark_ingested(self, rows: list[tuple[str, str, str]]) -> None:
+        self._tx(("INSERT OR IGNORE INTO ingested VALUES (?, ?, ?)", r) for r in rows)
+
+    def journal_put(self, plan: dict[str, Any]) -> int:
+        """Record a write plan before any of it is applied; returns its sequence number (taken inside the
+        insert's own transaction, so two writers on one file never read each other's). The plan carries
+        this process's writer lease, so no other process replays it while this one lives."""
+        with self.transaction():
+            cur = self._db.execute("INSERT INTO journal (plan, writer) VALUES (?, ?)", (_json(plan), self._writer.token))
+            assert cur.lastrowid is not None  # an INSERT that succeeded always sets it
+            return int(cur.lastrowid)
+
+    def journal_done(self, seq: int) -> bool:
+        """Delete a finished plan; False when it was already gone (another writer finished it first)."""
+        with self.transaction():
+            return self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,)).rowcount == 1
+
+    def journal_orphans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Pending plans whose writer is gone (crashed, killed): the ones a newly opened store rolls forward.
+        A plan of a writer that is still running (another process on the same folder) is its own to finish."""
+        rows = self._rows("SELECT seq, plan, writer FROM journal ORDER BY seq")
+        return [(seq, json.loads(plan)) for seq, plan, writer in rows if not self._writer.alive(writer)]
+
+    def journal_pending(self) -> list[tuple[int, dict[str, Any]]]:
+        """Plans recorded but not finished (a crash happened while applying them), oldest first."""
+        return [(seq, json.loads(plan)) for seq, plan in self._rows("SELECT seq, plan FROM journal ORDER BY seq")]
+
+    # --- audit --------------------------------------------------------------
+    def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
+        """Record that something happened; callers must not put erased content in ``detail``."""
+        self._tx([(
+            "INSERT INTO audit (at, action, tenant_id, user_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            (time.time(), action, tenant_id, user_id, actor, json.dumps(detail, ensure_ascii=False)),
+        )])
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT at, action, tenant_id, user_id, actor, detail FROM audit ORDER BY seq")
+        return [
+            {"at": a, "action": b, "tenant_id": t, "user_id": u, "actor": c, "detail": json.loads(d)}
+            for a, b, t, u, c, d in rows
+        ]
+
+    # --- write-path decision log --------------------------------------------
+    def add_decisions(self, rows: list[tuple[str, str, str, float, dict[str, Any]]]) -> None:
+        """Append (tenant_id, user_id, message_id, at, entry) rows atomically; entries hold fact texts,
+        so they live here, where erasure overwrites them."""
+        self._tx(
+            ("INSERT INTO decisions (tenant_id, user_id, message_id, at, entry) VALUES (?, ?, ?, ?, ?)",
+             (t, u, m, float(at), json.dumps(e, ensure_ascii=False)))
+            for t, u, m, at, e in rows
+        )
+
+    def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
+        """One (tenant, user)'s decision-log entries, oldest first (optionally of one message)."""
+        sql = "SELECT entry FROM decisions WHERE tenant_id = ? AND user_id = ?"
+        args: tuple = (tenant_id, user_id)
+        if message_id is not None:
+            sql += " AND message_id = ?"
+            args += (message_id,)
+        return [json.loads(r[0]) for r in self._rows(sql + " ORDER BY seq", args)]
+
+    def count_decisions(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+        if tenant_id is None:
+            return self._rows("SELECT COUNT(*) FROM decisions")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
+        )[0][0]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class WriterLease:
+    """This process's claim on the plans it journals: an exclusive ``flock`` on ``folder/<token>.lock`` held
+    for the TextStore's life. The kernel drops it when the process dies, however it dies, which is how
+    another process tells a crashed writer's plans (roll them forward) from a live writer's (leave them)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.token = uuid.uuid4().hex
+        self.folder = folder
+        self._file = None
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._file = open(folder / f"{self.token}.lock", "w")  # noqa: SIM115 - held for the store's life
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def alive(self, token: str) -> bool:
+        """Whether the writer of ``token`` still holds its lease (this process's own lease counts as gone:
+        a store reopened in the same process recovers what its predecessor left)."""
+        if self.folder is None or not token or token == self.token:
+            return False
+        path = self.folder / f"{token}.lock"
+        try:
+            with open(path, "r") as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        except BlockingIOError:
+            return True
+        path.unlink(missing_ok=True)  # its writer is gone: the lease file is litter
+        return False
+
+    def release(self) -> None:
+        if self._file is not None and not self._file.closed:
+            assert self.folder is not None  # the lease file is only ever opened inside the folder
+            self._file.close()
+            (self.folder / f"{self.token}.lock").unlink(missing_ok=True)

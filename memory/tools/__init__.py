@@ -1,0 +1,2 @@
+"""The command line (``python -m memory``) and the reliability report.
+"""

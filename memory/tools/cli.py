@@ -1,0 +1,429 @@
+"""The command line: ``python -m memory {demo,recall,erase-audit} ...``.
+
+JSON goes to stdout with ``--json``; progress bars and notes go to stderr.
+Bad arguments and bad input exit with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, NoReturn, Sequence
+
+from memory.core.config import MemoryConfig
+from memory.embed.embedders import EMBEDDER_NAMES, check_embedder_name
+from memory.core.errors import ConfigError, MemoryLabError
+from memory.core.safefile import shown
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+MAX_SCALE = 100
+"""Largest ``reliability --scale`` (scale 1 takes about a minute; the work grows with the scale)."""
+
+
+class CliError(Exception):
+    """A one-line message for the user; the CLI exits with status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
+        raise CliError(one_line(f"{self.prog}: {message}", limit=300))
+
+
+def command(name: str):
+    def register(fn: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = fn
+        return fn
+    return register
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m memory", description="Memory Governance Lab engine")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("demo", help="reproduce the seed article's demo (lexical embedder, threshold 0.22)")
+    p.add_argument("--trace", metavar="PATH", help="write trace.json here")
+    p.add_argument("--json", action="store_true", help="print the trace as JSON")
+
+    p = sub.add_parser("recall", help="blind vs governed recall for one user of a scenario")
+    _scenario_args(p)
+    p.add_argument("--query", required=True)
+    p.add_argument("--threshold", type=float)
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--decay-rate", type=float)
+    p.add_argument("--window-size", type=int)
+    p.add_argument("--token-budget", type=int)
+    p.add_argument("--as-of", help="ISO time the query is asked at (default: the scenario's last message)")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
+    p.add_argument("--scale", type=int, default=1, help="1 (default, about a minute) or more for larger runs")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("migrate", help="move a data folder to the per-owner store layout (memory/store/migrate.py)")
+    p.add_argument("--data-dir", required=True, help="the data folder (MEMORY_DATA_DIR) to migrate in place")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("synth", help="write a synthetic scenario of any size (deterministic by seed)")
+    p.add_argument("--users", type=int, default=6)
+    p.add_argument("--tenants", type=int, default=2)
+    p.add_argument("--messages", type=int, default=120)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, metavar="PATH")
+
+    p = sub.add_parser("erase-audit", help="load a scenario, erase one user, verify every path")
+    _scenario_args(p)
+    p.add_argument("--data-dir", help="keep the store in this folder (the disk is then scanned too)")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("study", help="sweep threshold x top_k x decay_rate over labelled data (see docs/study.md)")
+    p.add_argument("--dataset", required=True, metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
+    p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
+    p.add_argument("--mode", choices=("dense", "lexical", "hybrid"), default="dense")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm", help="the dense embedder (dense, hybrid)")
+    p.add_argument("--threshold", default="0.1:0.9:0.05", metavar="RANGE", help="start:stop:step or a comma list")
+    p.add_argument("--top-k", default="5,10", metavar="RANGE")
+    p.add_argument("--decay-rate", default="0", metavar="RANGE")
+    p.add_argument("--token-budget", type=int, help="default: no budget")
+    p.add_argument("--rule", default="f1", metavar="f1|precision@recall>=R", help="how the operating point is chosen")
+    p.add_argument("--out", metavar="PATH", help="also write the study here (.json, or .csv for the sweep table)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("compare", help="embedders side by side: recall@k, where similarities lie, threshold per target")
+    p.add_argument("--dataset", metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
+    p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
+    p.add_argument("--runs", default="dense:minilm,dense:e5,lexical", metavar="MODE[:EMBEDDER],...",
+                   help="e.g. dense:minilm,dense:e5,lexical,hybrid:e5")
+    p.add_argument("--write-scales", action="store_true",
+                   help="instead: rewrite memory/eval/score_scales.json from the shipped scenarios (built-in embedders)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("dedup", help="plain two-band rule vs governed write-time decision on a dedup pair file")
+    p.add_argument("--pairs", required=True, metavar="PATH", help='JSON list of {"id", "existing", "incoming", "expected"?}')
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
+    p.add_argument("--json", action="store_true")
+
+    return parser
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scenario", required=True, metavar="PATH")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True)
+
+
+def config_from_args(args: argparse.Namespace, base: MemoryConfig | None = None) -> MemoryConfig:
+    """MemoryConfig with every CLI override that was given (validated)."""
+    names = ("threshold", "top_k", "decay_rate", "window_size", "token_budget")
+    changes = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    return (base or MemoryConfig()).replace(**changes)
+
+
+@contextmanager
+def progress_bar(desc: str) -> Iterator[Callable[[int, int], None]]:
+    """A tqdm bar on stderr, driven by progress(done, total) callbacks."""
+    from tqdm import tqdm
+
+    bar = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=desc, unit="msg", file=sys.stderr, leave=False)
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def emit(data: Any, *, as_json: bool, text: Callable[[Any], str]) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2) if as_json else text(data))
+
+
+# --- commands -------------------------------------------------------------------
+
+@command("demo")
+def _demo(args: argparse.Namespace) -> int:
+    from memory.eval.demo import run_seed_demo
+
+    trace = run_seed_demo(trace_path=args.trace)
+    emit(trace, as_json=args.json, text=_demo_text)
+    if args.trace:
+        print(f"trace written: {args.trace}", file=sys.stderr)
+    return 0
+
+
+def _demo_text(trace: dict[str, Any]) -> str:
+    lines = [f"query: {trace['query']}", "", "blind top-k:"]
+    lines += [f"  {i['score']:.3f}  {i['record']['content']}" for i in trace["blind_top_k"]]
+    lines += ["", "thresholded:"]
+    lines += [f"  {i['score']:.3f}  {i['record']['content']}" for i in trace["thresholded"]]
+    lines += ["", f"guest records after erase: {len(trace['guest_records_after_erase'])}"]
+    return "\n".join(lines)
+
+
+EMBEDDER_METAVAR = "|".join(EMBEDDER_NAMES) + "|openai|st:FOLDER|vectors:FILE.npz"
+
+
+def _embedder(value: str) -> str:
+    """argparse type of --embedder: a known name (checked before anything loads)."""
+    try:
+        return check_embedder_name(value, field="")
+    except MemoryLabError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _loading_note(embedder: str) -> None:
+    """Say on stderr that a model loads (it takes seconds); the lexical scorer has none."""
+    if embedder != "lexical":
+        print(f"loading the {embedder} model (once per process)...", file=sys.stderr)
+
+
+def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=None):
+    """A MemoryManager with the scenario of ``args`` replayed into it (progress on stderr)."""
+    from memory.embed.embedders import make_embedder
+    from memory.runtime.manager import MemoryManager
+    from memory.core.scenario import load_scenario, replay
+    from memory.core.schema import validate_identifier
+
+    args.tenant = validate_identifier(args.tenant, "--tenant")
+    args.user = validate_identifier(args.user, "--user")
+    scenario = load_scenario(args.scenario)
+    if (args.tenant, args.user) not in scenario.owners():
+        known = ", ".join(f"{t}/{u}" for t, u in scenario.owners())
+        raise CliError(f"error: {shown(args.scenario)} has no messages of tenant {args.tenant!r} user {args.user!r} "
+                       f"(known: {known[:300]})")
+    _loading_note(args.embedder)
+    manager = MemoryManager(config, embedder=make_embedder(args.embedder), location=location, workspace="cli")
+    with progress_bar("ingesting") as bar:
+        replay(manager, scenario, progress=bar)
+    return manager, scenario
+
+
+@command("recall")
+def _recall(args: argparse.Namespace) -> int:
+    from memory.core.schema import parse_time, validate_text
+
+    config = config_from_args(args)
+    validate_text(args.query, "--query", max_chars=config.max_message_chars)
+    as_of = None if args.as_of is None else parse_time(args.as_of, "--as-of")
+    manager, scenario = _loaded_manager(args, config)
+    result = manager.retrieve(
+        args.query, tenant_id=args.tenant, user_id=args.user, as_of=scenario.last_time if as_of is None else as_of,
+        reinforce=False,
+    )
+    data = result.to_dict()
+    out = {"query": data["query"], "tenant_id": args.tenant, "user_id": args.user, "config": config.to_dict(),
+           "blind": data["blind"], "governed": data["governed"], "dropped": data["dropped"]}
+    emit(out, as_json=args.json, text=_recall_text)
+    return 0
+
+
+def _recall_text(out: dict[str, Any]) -> str:
+    lines = [f"query: {out['query']}  ({out['tenant_id']}/{out['user_id']})", "", "blind top-k:"]
+    lines += [f"  {h['similarity']:.3f}  {h['id']:>6}  {h['content']}" for h in out["blind"]]
+    lines += ["", "governed (similarity, score):"]
+    lines += [f"  {h['similarity']:.3f} {h['score']:.3f}  {h['id']:>6}  {h['content']}" for h in out["governed"]]
+    lines += ["", "dropped:"]
+    lines += [f"  {d['stage']:>10}  {d['id']:>6}  {d['reason']}" for d in out["dropped"]]
+    return "\n".join(lines)
+
+
+@command("erase-audit")
+def _erase_audit(args: argparse.Namespace) -> int:
+    from memory.core.safefile import check_folder
+    from memory.store.chroma import StoreLocation
+
+    data_dir = check_folder(args.data_dir, what="--data-dir") if args.data_dir else None
+    location = StoreLocation(data_dir=data_dir) if data_dir else StoreLocation()
+    manager, _ = _loaded_manager(args, MemoryConfig(), location)
+    report = manager.erase_user(tenant_id=args.tenant, user_id=args.user, actor="cli", disk_scan=data_dir is not None)
+    emit(report.to_dict(), as_json=args.json, text=_erase_text)
+    return 0 if report.ok else 1
+
+
+def _erase_text(r: dict[str, Any]) -> str:
+    lines = [f"erased {r['tenant_id']}/{r['user_id']}: removed {r['removed']}"]
+    lines += [f"  {'OK ' if p['remaining'] == 0 else 'LEFT'} {p['name']:<18} remaining={p['remaining']}  {p['detail']}"
+              for p in r["paths"]]
+    lines.append(f"  other users' rows touched: {r['others_touched']}")
+    lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
+    return "\n".join(lines)
+
+
+@command("migrate")
+def _migrate(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from tqdm import tqdm
+
+    from memory.store.migrate import migrate_folder
+    from memory.core.safefile import check_folder
+
+    folder = check_folder(args.data_dir, what="--data-dir")
+    with tqdm(desc="migrating workspaces", unit="workspace", file=sys.stderr, leave=False) as bar:
+        def step(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        done = migrate_folder(folder, progress=step)
+    emit([asdict(m) for m in done], as_json=args.json, text=lambda rows: "\n".join(
+        [f"{m['old_collection']} -> workspace {m['workspace']!r} ({m['embedder']}): "
+         + (f"left as it was: {m['skipped']}" if m["skipped"] else f"{m['records']} records, rows {m['rows']}")
+         for m in rows] or ["nothing to migrate: no layout-1 workspace in this folder"]))
+    return 0
+
+
+@command("reliability")
+def _reliability(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from memory.embed.embedders import make_embedder
+    from memory.tools.reliability import STEPS, run_report
+
+    if not 1 <= args.scale <= MAX_SCALE:
+        raise CliError(f"error: --scale must be a whole number in [1, {MAX_SCALE}], got {_brief_int(args.scale)}")
+    embedder = make_embedder(args.embedder)
+    with tqdm(total=len(STEPS), desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
+        def step(name: str) -> None:  # called before each check
+            if name != "isolation":
+                bar.update(1)
+            bar.set_postfix_str(name)
+
+        report = run_report(embedder, scale=args.scale, progress=step)
+        bar.update(bar.total - bar.n)
+    emit(report.to_dict(), as_json=args.json, text=lambda _: report.text())
+    return 0 if report.ok else 1
+
+
+@command("synth")
+def _synth(args: argparse.Namespace) -> int:
+    from memory.core.scenario import parse_scenario
+    from memory.eval.synth import SynthSpec, generate_scenario
+
+    data = generate_scenario(SynthSpec(users=args.users, tenants=args.tenants, messages=args.messages, seed=args.seed))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    scenario = parse_scenario(text, source=args.out)  # what we write always loads
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}: {len(scenario.messages)} messages, {len(scenario.owners())} users, "
+          f"{len(scenario.queries)} queries", file=sys.stderr)
+    return 0
+
+
+@command("study")
+def _study(args: argparse.Namespace) -> int:
+    from memory.eval.study import check_out_path, format_study, run_study, validate_options
+
+    validate_options(thresholds=args.threshold, top_ks=args.top_k, decay_rates=args.decay_rate, rule=args.rule,
+                     token_budget=args.token_budget)
+    if args.out:
+        check_out_path(args.out)
+    if args.mode != "lexical":
+        _loading_note(args.embedder)
+    with progress_bar("study") as bar:
+        result = run_study(
+            args.dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
+            decay_rates=args.decay_rate, unit=args.unit, rule=args.rule, token_budget=args.token_budget, progress=bar,
+        )
+    if args.out:
+        print(f"written: {result.write(args.out)}", file=sys.stderr)
+    emit(result.to_dict(), as_json=args.json, text=lambda _: format_study(result))
+    return 0
+
+
+@command("compare")
+def _compare(args: argparse.Namespace) -> int:
+    from memory.eval.calibration import compare, format_comparison, parse_runs
+    from memory.eval.datasets import load_dataset
+
+    if args.write_scales:
+        return _write_scales()
+    if not args.dataset:
+        raise CliError("error: compare needs --dataset (or --write-scales)")
+    runs = parse_runs(args.runs)
+    for name in dict.fromkeys(e for _, e in runs if e):
+        check_embedder_name(name, "--runs")
+    data = load_dataset(args.dataset, unit=args.unit)
+    for name in dict.fromkeys(e for _, e in runs if e):
+        _loading_note(name)
+    with progress_bar("compare") as bar:
+        result = compare(data, runs=runs, progress=bar)
+    payload = {"dataset": data.source, "unit": args.unit, "runs": [c.to_dict() for c in result]}
+    emit(payload, as_json=args.json, text=lambda _: format_comparison(result, source=data.source))
+    return 0
+
+
+def _write_scales() -> int:
+    from memory.eval.calibration import SCALES_PATH, reference_scales
+
+    with progress_bar("score scales") as bar:
+        data = reference_scales(EMBEDDER_NAMES, progress=bar)
+    SCALES_PATH.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"written: {SCALES_PATH}", file=sys.stderr)
+    return 0
+
+
+@command("dedup")
+def _dedup(args: argparse.Namespace) -> int:
+    from memory.eval.pairs import evaluate_pairs, load_pairs
+    from memory.embed.embedders import make_embedder
+
+    pairs = load_pairs(args.pairs)
+    _loading_note(args.embedder)
+    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs)
+    emit(report.to_dict(), as_json=args.json, text=lambda _: _dedup_text(report))
+    return 0
+
+
+def _dedup_text(report) -> str:
+    from memory.eval.pairs import ERROR_KINDS
+
+    lines = [f"{'id':>6}  {'similarity':>10}  {'plain_rule':<10} {'decision':<10} {'expected':<10} reason"]
+    for r in report.results:
+        mark = "" if r.expected is None else ("  " if r.decision == r.expected else "x ")
+        lines.append(f"{r.id:>6}  {r.similarity:>10.3f}  {r.plain_rule:<10} {r.decision:<10} {r.expected or '-':<10} "
+                     f"{mark}{r.reason}")
+    if report.labelled:
+        n = len(report.labelled)
+        for rule in ("plain", "governed"):
+            acc = report.accuracy(rule)
+            errors = ", ".join(f"{k}={v}" for k, v in report.errors(rule).items())
+            lines.append(f"accuracy {rule + ':':<9} {acc:.3f} ({round(acc * n)}/{n})   errors: {errors}")
+        lines.append("error kinds: " + "; ".join(f"{k}: {v}" for k, v in ERROR_KINDS.items()))
+    return "\n".join(lines)
+
+
+def one_line(text: str, *, limit: int = 2000) -> str:
+    """``text`` as one printable line: every character that would start a new line is escaped; long texts cut."""
+    flat = text.translate(_ESCAPES)
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+_ESCAPES = {ord(c): ascii(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _brief_int(value: int) -> str:
+    return f"a number of {len(str(value))} digits" if abs(value) > 10**12 else str(value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except CliError as exc:
+        print(one_line(str(exc)), file=sys.stderr)
+    except (MemoryLabError, ConfigError, KeyError, OSError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(one_line(f"error: {message}"), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 2

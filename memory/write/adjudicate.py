@@ -1,0 +1,354 @@
+"""Write-time adjudication: is an incoming fact a duplicate of, an update to, or independent of a stored one?
+
+Two rules side by side:
+
+* :func:`plain_rule` is the A6 article's two cosine bands: ``>= duplicate_band`` is a
+  duplicate; ``[conflict_band, duplicate_band)`` is a conflict, which the plain rule
+  resolves by retiring the old fact (``update``); below ``conflict_band`` it is ``new``.
+* :func:`judge` is the governed rule. It reads both statements
+  (:func:`memory.write.reading.read_statement`) and decides on what they *say*; the cosine
+  similarity is evidence (used where the reading finds no structure), never the
+  verdict. A changed value of the same subject and attribute is an ``update`` whatever
+  the cosine; a restatement is a ``duplicate`` whatever the cosine; facts qualified by
+  different contexts ``coexist``; a negation flip ("is vegetarian" / "is no longer
+  vegetarian") is an ``update``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, Sequence
+
+from memory.core.config import MemoryConfig
+from memory.write.reading import Reading, read_statement
+from memory.core.reasons import Reason
+
+Verdict = Literal["duplicate", "update", "coexist", "new"]
+VERDICTS: tuple[str, ...] = ("duplicate", "update", "coexist", "new")
+PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
+"""When a fact meets several candidates, the strongest relation wins (a duplicate over an update, ...)."""
+
+PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
+PARAPHRASE_OVERLAP = 0.5
+"""Share of the shorter statement's content tokens the other must contain to count as a restatement."""
+
+
+@dataclass(frozen=True)
+class CandidateRef:
+    """The stored fact a decision was taken against."""
+
+    id: str
+    """memory_id of the stored record (or the pair id for pair files)."""
+    text: str
+    """Its content."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One write-time decision, as logged."""
+
+    fact: str
+    """The incoming fact's text."""
+    candidate: CandidateRef | None
+    """The stored fact it was judged against (None when the store had no candidate)."""
+    similarity: float | None
+    """Cosine similarity of fact and candidate (higher is more similar); None without a candidate."""
+    plain_rule: str
+    """What the two-band rule alone would do: duplicate, update or new."""
+    decision: str
+    """The governed decision: duplicate, update, coexist or new (``bounded`` for a turn stored raw)."""
+    why: Reason
+    """The rule that fired and its parameters; a UI renders it in its language."""
+
+    @property
+    def reason(self) -> str:
+        """Why, in an English sentence a person can read."""
+        return self.why.text()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fact": self.fact,
+            "candidate": self.candidate.to_dict() if self.candidate else None,
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+            "plain_rule": self.plain_rule,
+            "decision": self.decision,
+            "reason": self.reason,
+            **self.why.to_dict(),
+        }
+
+
+def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> str:
+    """The A6 two-band rule: duplicate / update (a conflict retires the old fact) / new."""
+    cfg = config or MemoryConfig()
+    if similarity is None or similarity < cfg.conflict_band:
+        return "new"
+    return "duplicate" if similarity >= cfg.duplicate_band else "update"
+
+
+def adjudicate(
+    fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None,
+    judge: "Judge | None" = None,
+) -> Decision:
+    """Judge a fact against stored candidates (most similar first) and keep the strongest relation.
+
+    ``plain_rule`` is what the two bands say about the most similar candidate, as the
+    A6 gateway would act on it. ``judge`` decides each pair (default :func:`judge_reason`, the rules).
+    """
+    cfg = config or MemoryConfig()
+    decide = judge or judge_reason
+    if not candidates:
+        return Decision(fact, None, None, "new", "new", Reason("new.no_candidate"))
+    top_ref, top_sim = candidates[0]
+    best: tuple[int, float, CandidateRef, Verdict, Reason] | None = None
+    for ref, sim in candidates:
+        verdict, reason = decide(ref.text, fact, sim, config=cfg)
+        if verdict not in PRIORITY:
+            raise ValueError(f"judge {decide!r} returned verdict {verdict!r}; expected one of {', '.join(VERDICTS)}")
+        key = (PRIORITY[verdict], -sim)
+        if best is None or key < (best[0], -best[1]):
+            best = (PRIORITY[verdict], sim, ref, verdict, reason)
+    assert best is not None
+    _, sim, ref, verdict, reason = best
+    if verdict == "new":  # report against the nearest candidate
+        ref, sim = top_ref, top_sim
+    return Decision(fact, ref, sim, plain_rule(top_sim, cfg), verdict, reason)
+
+
+class Judge(Protocol):
+    """Decides one (stored, incoming) pair: the verdict and its :class:`~memory.core.reasons.Reason`.
+
+    :func:`judge_reason` (the rules) is the default; an :class:`~memory.write.ingest.Ingestor` takes another with
+    ``judge=...``. The cosine similarity is evidence a judge may use or ignore.
+    """
+
+    def __call__(self, existing: str, incoming: str, similarity: float, *,
+                 config: MemoryConfig) -> tuple[Verdict, Reason]: ...
+
+
+def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
+          ) -> tuple[Verdict, str]:
+    """The governed decision for one (stored, incoming) pair and its reason (English)."""
+    verdict, reason = judge_reason(existing, incoming, similarity, config=config)
+    return verdict, reason.text()
+
+
+def judge_reason(existing: str | Reading, incoming: str | Reading, similarity: float, *,
+                 config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
+    """The rules' decision for one pair, with its :class:`~memory.core.reasons.Reason` (code, parameters, and the plain
+    rule's verdict where it disagrees)."""
+    cfg = config or MemoryConfig()
+    old = existing if isinstance(existing, Reading) else read_statement(existing)
+    new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
+    verdict, code, params = _judge(old, new, similarity, cfg)
+    band = plain_rule(similarity, cfg)
+    return verdict, Reason(code, params, (similarity, band) if band != verdict else None)
+
+
+def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[Verdict, str, dict[str, Any]]:
+    """(verdict, reason code, its parameters): the first rule that applies, in order."""
+    same_attr = bool(old.attribute) and old.attribute == new.attribute and _subjects_match(old, new)
+
+    # 1. qualifiers: facts that hold under different contexts do not replace each other
+    if old.context != new.context:
+        if old.context and new.context:
+            contexts = {"old_context": old.context, "new_context": new.context}
+            if same_attr or _related(old, new):
+                return "coexist", "coexist.contexts", contexts
+            return "new", "new.other_contexts", contexts
+        if same_attr and not _values_equal(old.value, new.value) or (
+                not same_attr and not old.attribute and _substitution(old, new)):
+            specific = new if new.context else old
+            return "coexist", "coexist.refines", {"context": specific.context}
+
+    # 2. same subject and attribute: compare value and polarity
+    if same_attr:
+        attribute = {"attribute": old.attribute}
+        if old.negated != new.negated:
+            return "update", "update.polarity", {**attribute, "old": _show(old.value or old.attribute),
+                                                 "old_negated": old.negated,
+                                                 "new": _show(new.value or new.attribute), "new_negated": new.negated}
+        if _values_equal(old.value, new.value):
+            return "duplicate", "duplicate.same_value", {**attribute, "value": _show(new.value)}
+        change = {**attribute, "old": _show(old.value), "new": _show(new.value)}
+        if old.single_valued or new.changed:
+            return "update", "update.value_changed", change
+        return "new", "new.multi_valued", change
+
+    # 3. something stopped, or restarted
+    if new.ceased and _mentions(old, new.value) and not old.ceased:
+        return "update", "update.ceased", {"value": _show(new.value)}
+    if old.ceased and _mentions(new, old.value) and not new.ceased:
+        return "update", "update.resumed", {"value": _show(old.value)}
+
+    # 3b. a change event ("switched from X to Y") whose old value is what the stored fact states
+    moved = _change_event(new.text)
+    if moved and not old.negated and old.subject == new.subject and not _EVENT_EN.search(old.text) \
+            and not _THIRD_PARTY.search(old.text) and not _THIRD_PARTY.search(new.text) \
+            and _mentions(old, moved[0].lower()) \
+            and not _mentions(old, moved[1].lower()):
+        return "update", "update.change_event", {"old": moved[0], "new": moved[1]}
+
+    # 4. same frame with a word flipped or a value swapped, where no attribute was read
+    if old.negated != new.negated and _same_content(old, new):
+        return "update", "update.polarity_flip", {}
+    subst = None if old.attribute and new.attribute else _substitution(old, new)
+    if subst and (old.single_valued and new.single_valued or new.changed):
+        return "update", "update.value_swapped", {"old": _show(subst[0]), "new": _show(subst[1])}
+
+    # 5. restatement in other words
+    overlap = _overlap(old, new)
+    conflict = _value_conflict(old, new)
+    if _specific(old) and _specific(new) and old.attribute != new.attribute:
+        if not conflict and overlap >= 0.6 and sim >= cfg.duplicate_band:
+            return "duplicate", "duplicate.paraphrase", {}
+        return "new", "new.other_attributes", {"old_attribute": old.attribute, "new_attribute": new.attribute}
+    if not conflict and old.negated == new.negated and old.context == new.context:
+        if overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and overlap >= 0.3):
+            return "duplicate", "duplicate.restatement", {"overlap": round(overlap, 4)}
+    if conflict:
+        return "new", "new.values_differ", {}
+    return "new", "new.unrelated", {}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+WEAK_ATTRIBUTES = frozenset({"", "state", "verb:be", "verb:have", "verb:do", "verb:get", "verb:make"})
+"""Generic readings too vague to prove two facts are about different things."""
+
+
+_CHANGE_EVENT_EN = re.compile(
+    r"\b(?:switch|switched|move|moved|change|changed|went|go|migrate|migrated|upgrade|upgraded|shift|shifted|"
+    r"transfer|transferred|convert|converted)\s+(?:over\s+|it\s+|(?:my|our|the)\s+\w+\s+)?from\s+(.+?)\s+(?:to|for)\s+"
+    r"(.+?)[\s.!]*$", re.IGNORECASE)
+_CHANGE_EVENT_ZH = re.compile(r"从(.+?)(?:换成|换到|改成|改为|改用|转到|搬到|调到|变成|升级到)了?(.+?)[。！\s]*$")
+_EVENT_EN = re.compile(r"\b(?:visited|visit|went|was|were|did|met|saw|travell?ed|trip|holiday|vacation|last (?:year|month|week))\b",
+                       re.IGNORECASE)
+"""A stored fact about a past event ("I visited Paris") is not a current value a change event can retire."""
+_THIRD_PARTY = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mother|mom|mum|father|dad|parents?|wife|husband|partner|friend|"
+    r"colleague|boss|manager|son|daughter|kids?|children|neighbou?r|girlfriend|boyfriend)s?\b|\b(?:he|she|they)\b|"
+    r"他|她|我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|父母|妻子|老婆|丈夫|老公|朋友|同事|老板|经理|儿子|女儿|孩子|邻居)",
+    re.IGNORECASE)
+"""A stored fact about someone else ("my sister lives in Paris") is not the user's value to retire."""
+
+
+def _change_event(text: str) -> tuple[str, str] | None:
+    """(old value, new value) of a statement announcing a change "from X to Y" ("I switched from VS Code to
+    Neovim", "我从北京搬到了上海"); None for any other statement."""
+    found = _CHANGE_EVENT_ZH.search(text) or _CHANGE_EVENT_EN.search(text)
+    return (found.group(1).strip(), found.group(2).strip()) if found else None
+
+
+def _specific(r: Reading) -> bool:
+    return r.attribute not in WEAK_ATTRIBUTES
+
+
+def _subjects_match(a: Reading, b: Reading) -> bool:
+    if a.subject == b.subject:
+        return True
+    if a.language == b.language == "zh" and "user" not in (a.subject, b.subject):
+        # "这次推广活动" and "推广": Chinese names a thing with or without its determiners and class noun
+        sa, sb = _ZH_DETERMINERS.sub("", a.subject), _ZH_DETERMINERS.sub("", b.subject)
+        if sa and sb and (sa in sb or sb in sa):
+            return True
+    return a.subject in PLACEHOLDER_SUBJECTS - {"user"} or b.subject in PLACEHOLDER_SUBJECTS - {"user"}
+
+
+_ZH_DETERMINERS = re.compile(r"^(?:我们的?|咱们的?|我的|这次的?|这个|本次的?|今年的?|那次的?)+")
+
+
+def _norm_value(v: str) -> str:
+    v = re.sub(r"\b(?:a|an|the|some|very|really)\b", " ", v.lower())
+    return re.sub(r"[\s的了]+", "", v)
+
+
+def _values_equal(a: str, b: str) -> bool:
+    na, nb = _norm_value(a), _norm_value(b)
+    if na == nb:
+        return True
+    nums_a, nums_b = set(re.findall(r"[ntd]\d+", na)), set(re.findall(r"[ntd]\d+", nb))
+    return bool(nums_a) and nums_a == nums_b and re.sub(r"[ntd]\d+", "", na) == re.sub(r"[ntd]\d+", "", nb)
+
+
+def _value_conflict(a: Reading, b: Reading) -> bool:
+    return bool(a.values) and bool(b.values) and a.values != b.values
+
+
+def _mentions(reading: Reading, value: str) -> bool:
+    if not value:
+        return False
+    if reading.language == "zh":
+        core = "".join(reading.tokens)
+        return _norm_value(value) in core or set(value) <= set(reading.tokens)
+    words = [w for w in re.findall(r"[a-z0-9]+", value) if len(w) > 2]
+    return bool(words) and all(any(t.startswith(w[:4]) for t in reading.tokens) for w in words)
+
+
+def _content(r: Reading) -> list[str]:
+    return [t for t in r.tokens if t not in _CHANGE_TOKENS]
+
+
+_CHANGE_TOKENS = frozenset(
+    "now new move moved grown grow cut raised reduced increased decreased updated become became switch switched "
+    "change changed push pushed postpone extended 现 在 新 换 成 改 为 调 整 变 推 迟 到 扩 充 搬 转 行 已 经".split()
+)
+
+
+def _overlap(a: Reading, b: Reading) -> float:
+    ta, tb = set(_content(a)), set(_content(b))
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _same_content(a: Reading, b: Reading) -> bool:
+    ta, tb = _content(a), _content(b)
+    return bool(ta) and sorted(ta) == sorted(tb)
+
+
+def _substitution(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """(old, new) when the two token sequences differ in exactly one place and agree on at least half of the longer."""
+    ta, tb = _content(a), _content(b)
+    if not ta or not tb:
+        return None
+    ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    shared = len(ta) - (i2 - i1)
+    if shared < 1 or shared < 0.5 * max(len(ta), len(tb)):
+        return None
+    sep = "" if a.language == "zh" else " "
+    return sep.join(ta[i1:i2]), sep.join(tb[j1:j2])
+
+
+def _related(a: Reading, b: Reading) -> bool:
+    """Do two differently-qualified facts talk about the same thing (so they coexist rather than being unrelated)?"""
+    if a.attribute and a.attribute == b.attribute:
+        return True
+    if set(_content(a)) & set(_content(b)):
+        return True
+    return bool(set(a.domains) & set(b.domains))
+
+
+def _show(value: str) -> str:
+    def one(m: re.Match) -> str:
+        kind, digits = m.group(1), m.group(2)
+        if kind == "t":
+            return f"{digits[:2]}:{digits[2:]}"
+        if kind == "d":
+            return f"{digits[:2]}-{digits[2:]}"
+        return _grouped(digits)
+    return re.sub(r"\b([ntd])(\d+)\b", one, value) if value else "(none)"
+
+
+def _grouped(digits: str) -> str:
+    """'1500000' -> '1,500,000' for any number of digits (no int: ints stop converting past 4,300 digits)."""
+    digits = digits.lstrip("0") or "0"
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])

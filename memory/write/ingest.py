@@ -1,0 +1,559 @@
+"""The write path: turn -> atomic facts -> candidates -> adjudication -> versioned records, with a decision log.
+
+``Ingestor(manager).ingest(message)`` runs synchronously and returns the decision-log
+entries; ``ingest_async(message)`` enqueues and returns at once (one worker thread
+drains the queue, ``flush()`` waits). Recall never waits for ingestion: the worker
+holds the manager's lock only while it writes a batch, never while it extracts,
+embeds or queries.
+
+Per fact:
+
+* candidates are the nearest stored facts of the same (tenant, user), read from the
+  owner's own records (``MemoryStore.query_many`` with scope ``active``: not deprecated, not archived,
+  not expired), then kept to the fact's category and to facts (raw messages stored by
+  ``MemoryManager.add`` are not facts); facts accepted earlier in the same batch are
+  candidates too;
+* :func:`memory.write.adjudicate.adjudicate` decides; the decision is applied:
+  ``duplicate`` bumps the stored fact's ``access_count`` and ``last_verified_at`` (no
+  new vector); ``update`` deprecates the old record (``superseded_by`` = new id) and
+  stores the new one with ``version = old + 1`` and ``supersedes`` = old id;
+  ``coexist`` and ``new`` store the fact (with its context tag).
+
+Ingestion is idempotent: fact ids are derived from the message's identity
+(:func:`memory.runtime.manager.memory_id_for`: tenant, user, session, id, content) and the fact
+text, and a message already ingested is not processed again (a true retry returns its
+logged decisions). The same id in another session, or with other content, is another message.
+
+A message fails alone: an exception while its facts are extracted, embedded or adjudicated
+fails that message only (its future raises it; ``ingest_many`` raises :class:`IngestFailed`
+after storing the others); every other message of the batch, other tenants included, is stored.
+
+Extraction is bounded per message (``read_chars``, see :mod:`memory.write.extract`): a turn longer
+than that, or with a clause too long to read, is stored whole as a raw record as well, and the
+decision log gets a ``bounded`` entry saying how much of it was read into facts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate
+from memory.core.errors import ErasedError, InputError, MemoryLabError
+from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
+from memory.store.journal import Plan
+from memory.runtime.manager import _marks, memory_id_for, stamped
+from memory.core.reasons import Reason
+from memory.core.schema import MemoryRecord, Message, validate_identifier, validate_text
+
+if TYPE_CHECKING:
+    from memory.runtime.manager import MemoryManager
+
+Extractor = Callable[..., "list[Fact] | Extraction"]
+Progress = Callable[[int, int], None]
+
+CANDIDATES = 5
+"""Stored facts of the same category a new fact is judged against."""
+OVERFETCH = 4
+"""The store query asks for CANDIDATES * OVERFETCH neighbours before keeping the fact's category."""
+
+
+def fact_id_for(message: Message, fact: Fact) -> str:
+    """Deterministic id of a fact of a message: the same message ingested twice gives the same ids; another
+    message (another identity, see :func:`memory.runtime.manager.memory_id_for`) saying the same gives other ids."""
+    key = f"{message.tenant_id}\x1f{message.user_id}\x1f{memory_id_for(message)}\x1f{fact.text}"
+    return "fact-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+class IngestFailed(MemoryLabError):
+    """Some messages of an ``ingest_many`` call failed; every other message was stored."""
+
+    def __init__(self, failures: list[tuple[Message, BaseException]], entries: list["LogEntry"]) -> None:
+        self.failures = failures
+        """(message, the exception that failed it), in input order."""
+        self.entries = entries
+        """The decision-log entries of the messages that were stored."""
+        names = "; ".join(f"{m.id!r}: {type(e).__name__}: {e}" for m, e in failures[:5])
+        more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
+        super().__init__(f"{len(failures)} message(s) failed and were not stored ({names}{more}); "
+                         f"the others were stored")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One decision of the write path, as persisted in the decision log."""
+
+    tenant_id: str
+    user_id: str
+    message_id: str
+    """The message the fact came from."""
+    memory_id: str
+    """The record that holds the fact afterwards: the new record, or the stored one for a duplicate."""
+    category: str
+    """The fact's category (candidates were drawn from this category only)."""
+    context: str
+    """The fact's context qualifier ('' when none)."""
+    decision: Decision
+    """Fact, candidate, similarity, plain rule, governed decision and reason."""
+    at: float
+    """When the decision was taken (the message's time), POSIX seconds."""
+    superseded: str = ""
+    """For an update: the id of the record it retired."""
+    message_key: str = ""
+    """The message's identity (:func:`memory.runtime.manager.memory_id_for`): tells apart messages sharing an id."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id, "user_id": self.user_id, "message_id": self.message_id,
+            "memory_id": self.memory_id, "category": self.category, "context": self.context,
+            "superseded": self.superseded, "at": self.at, "message_key": self.message_key, **self.decision.to_dict(),
+        }
+
+
+@dataclass
+class _Pending:
+    """A fact on its way through a batch."""
+
+    message: Message
+    fact: Fact
+    memory_id: str
+    vector: np.ndarray
+    error: BaseException | None = None
+    """Set when the message's adjudication raised: the message fails alone."""
+
+
+@dataclass
+class _Bounded:
+    """A message not wholly read into facts: its raw record is stored too, and a ``bounded`` entry logged."""
+
+    message: Message
+    read_chars: int
+    long_clauses: int
+    vector: np.ndarray
+
+
+class Ingestor:
+    """The governed write path of a :class:`MemoryManager` (uses its store, embedder and config).
+
+    Args:
+        manager: where facts are stored.
+        extractor: ``extractor(text, max_chars=...) -> [Fact] | Extraction``; the deterministic
+            :func:`memory.write.extract.extract` by default (injectable for tests). It is given the first
+            ``read_chars`` characters of each message (see :func:`memory.write.extract.read_limit`).
+        candidates: stored facts each fact is judged against.
+        judge: decides each (stored, incoming) pair, a :class:`memory.write.adjudicate.Judge`; the rules
+            (:func:`memory.write.adjudicate.judge_reason`) by default.
+        roles: message roles facts are extracted from (assistant and tool turns speak
+            about themselves, not about the user).
+        batch_size: messages per batch (one embedding call and one store query per owner).
+        read_chars: characters of a message read into facts (the per-message bound of extraction:
+            its time is linear in this). A longer message is stored whole as a raw record too.
+    """
+
+    def __init__(
+        self, manager: "MemoryManager", *, extractor: Extractor = extract, candidates: int = CANDIDATES,
+        judge: Judge | None = None, roles: Sequence[str] = ("user",), batch_size: int = 256, read_chars: int = DEFAULT_READ_CHARS,
+    ) -> None:
+        if read_chars < 1:
+            raise InputError(f"read_chars must be >= 1, got {read_chars}")
+        if candidates < 1:
+            raise InputError(f"candidates must be >= 1, got {candidates}")
+        if batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
+        self.manager = manager
+        self.extractor = extractor
+        self.judge = judge
+        self.candidates = candidates
+        self.roles = tuple(roles)
+        self.batch_size = batch_size
+        self.read_chars = read_chars
+        self._write_lock = threading.Lock()  # one batch at a time through adjudication and writing
+        self._queue: queue.Queue[tuple[Message, Future, dict] | None] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._worker_lock = threading.Lock()
+
+    # --- synchronous ------------------------------------------------------------------------
+    def ingest(self, message: Message) -> list[LogEntry]:
+        """Extract, adjudicate and store one message's facts; returns its decision-log entries."""
+        return self.ingest_many([message])
+
+    def ingest_many(self, messages: Sequence[Message], *, progress: Progress | None = None) -> list[LogEntry]:
+        """Ingest messages in order, in batches. Every message is validated first: bad input changes nothing.
+
+        A message that fails (an exception while its facts are extracted, embedded or adjudicated)
+        fails alone: every other message is stored, then :class:`IngestFailed` lists the failures.
+        """
+        for i, m in enumerate(messages):
+            self._validate(m, f"messages[{i}]")
+        messages = stamped(messages, self.manager.clock)
+        epochs = self.manager.epochs({(m.tenant_id, m.user_id) for m in messages})
+        out: list[LogEntry] = []
+        failures: list[tuple[Message, BaseException]] = []
+        for start in range(0, len(messages), self.batch_size):
+            batch = list(messages[start : start + self.batch_size])
+            entries, failed = self._ingest_batch(batch, epochs)
+            out += entries
+            failures += [(m, failed[memory_id_for(m)]) for m in batch if memory_id_for(m) in failed]
+            if progress:
+                progress(min(start + self.batch_size, len(messages)), len(messages))
+        if failures:
+            raise IngestFailed(failures, out)
+        return out
+
+    # --- asynchronous -----------------------------------------------------------------------
+    def ingest_async(self, message: Message) -> "Future[list[LogEntry]]":
+        """Validate, enqueue and return at once; the future resolves to the message's log entries."""
+        self._validate(message, "message")
+        [message] = stamped([message], self.manager.clock)  # accepted now: its time, if it has no id
+        future: Future[list[LogEntry]] = Future()
+        self._ensure_worker()
+        epoch = self.manager.epochs([(message.tenant_id, message.user_id)])
+        self._queue.put((message, future, epoch))
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every enqueued message has been ingested (or failed: see each future)."""
+        if timeout is None:
+            self._queue.join()
+            return
+        done = threading.Event()
+
+        def drain() -> None:
+            self._queue.join()
+            done.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        if not done.wait(timeout):
+            raise TimeoutError(f"ingestion queue not drained after {timeout} s ({self.pending} pending)")
+
+    @property
+    def pending(self) -> int:
+        """Messages enqueued and not yet ingested."""
+        return self._queue.unfinished_tasks
+
+    def close(self) -> None:
+        """Drain the queue and stop the worker."""
+        with self._worker_lock:
+            worker = self._worker
+            if worker is None:
+                return
+            self._queue.put(None)
+            self._worker = None
+        worker.join()
+
+    def _ensure_worker(self) -> None:
+        with self._worker_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._drain, name="memory-ingest", daemon=True)
+                self._worker.start()
+
+    def _drain(self) -> None:
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            while item is not None and len(batch) < self.batch_size:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(item)
+            work = [b for b in batch if b is not None]
+            try:
+                if work:
+                    self._run_async_batch(work)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if any(b is None for b in batch):
+                return
+
+    def _run_async_batch(self, work: list[tuple[Message, Future, dict[tuple[str, str], int]]]) -> None:
+        """Ingest a drained batch; a message whose user was erased after it was queued is dropped (ErasedError)."""
+        epochs: dict[tuple[str, str], int] = {}
+        for _, _, epoch in work:
+            epochs.update(epoch)  # one owner's queued messages share an epoch unless an erase came between
+        try:
+            entries, failed = self._ingest_batch([m for m, _, e in work if e == {k: epochs[k] for k in e}], epochs)
+        except BaseException as exc:  # the batch itself failed (store, model): every waiting caller learns of it
+            for _, fut, _ in work:
+                fut.set_exception(exc)
+            return
+        now = self.manager.epochs(epochs)
+        for message, fut, epoch in work:
+            owner, key = (message.tenant_id, message.user_id), memory_id_for(message)
+            if key in failed:
+                fut.set_exception(failed[key])
+            elif epoch[owner] != now[owner] or epoch[owner] != epochs[owner]:
+                fut.set_exception(ErasedError(
+                    f"({message.tenant_id!r}, {message.user_id!r}) was erased while message {message.id!r} "
+                    "was queued; it was not stored"))
+            else:
+                fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_key) == (*owner, key)])
+
+    # --- inspection -------------------------------------------------------------------------
+    def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
+        """The persisted decision log of one (tenant, user), oldest first."""
+        tenant_id = validate_identifier(tenant_id, "tenant_id")
+        user_id = validate_identifier(user_id, "user_id")
+        return self.manager.store.texts.decisions(tenant_id, user_id, message_id=message_id)
+
+    def version_chain(self, memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:
+        """Every version of a fact, oldest first (see :func:`memory.runtime.lifecycle.version_chain`)."""
+        from memory.runtime.lifecycle import version_chain
+
+        return version_chain(self.manager, memory_id, tenant_id=tenant_id, user_id=user_id)
+
+    # --- the batch ----------------------------------------------------------------------------
+    def _validate(self, message: Any, where: str) -> None:
+        if not isinstance(message, Message):
+            raise InputError(f"{where} must be a Message, got {type(message).__name__}")
+        validate_text(message.content, f"{where} ({message.id}) content", max_chars=self.manager.config.max_message_chars)
+
+    def _ingest_batch(self, messages: list[Message], epochs: dict[tuple[str, str], int] | None = None
+                      ) -> tuple[list[LogEntry], dict[str, BaseException]]:
+        """Ingest one batch; returns its log entries and the failures by message identity (failed messages
+        change nothing and are not marked ingested, so they can be retried)."""
+        manager = self.manager
+        if epochs is None:
+            epochs = manager.epochs({(m.tenant_id, m.user_id) for m in messages})
+        with self._write_lock:
+            fresh, replayed = self._split_done(messages)
+            failed: dict[str, BaseException] = {}
+            pending, bounded = self._extract(fresh, failed)
+            self._embed(pending, bounded, failed)
+            pending = [p for p in pending if memory_id_for(p.message) not in failed]
+            entries, added, changed = self._decide(pending)
+            failed.update((memory_id_for(p.message), p.error) for p in pending if p.error is not None)
+            bounded = [b for b in bounded if memory_id_for(b.message) not in failed]
+            stored = [m for m in fresh if memory_id_for(m) not in failed]
+            raws = [(manager.record_for(b.message), b.vector) for b in bounded]
+            entries += [self._bounded_entry(b) for b in bounded]
+            added = added + raws
+            with manager.writing():  # short: the writes only (journaled: see memory.store.journal)
+                plan = Plan(
+                    add=[r for r, _ in added], vectors=np.stack([v for _, v in added]) if added else None,
+                    update=_rebase(manager.store, changed), window=stored,
+                    decisions=[(e.tenant_id, e.user_id, e.message_id, e.at, e.to_dict()) for e in entries],
+                    ingested=_marks(stored),
+                )
+                applied = manager.apply(plan, epochs=epochs)
+        kept = {(t, u) for t, u, _ in applied.ingested}
+        return replayed + [e for e in entries if (e.tenant_id, e.user_id) in kept], failed
+
+    def _split_done(self, messages: list[Message]) -> tuple[list[Message], list[LogEntry]]:
+        """Messages not ingested yet (each identity once), and the logged entries of those that were."""
+        texts = self.manager.store.texts
+        fresh = self.manager.not_ingested(messages)
+        fresh_keys = {memory_id_for(m) for m in fresh}
+        replayed, seen = [], set()
+        for m in messages:
+            key = memory_id_for(m)
+            if key not in fresh_keys and key not in seen:
+                replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)
+                             if d.get("message_key", key) == key]  # older logs have no key: by id
+            seen.add(key)
+        return fresh, replayed
+
+    def _extract(self, messages: list[Message], failed: dict[str, BaseException]
+                 ) -> tuple[list[_Pending], list[_Bounded]]:
+        """Facts of each message (read up to ``read_chars``); a message whose extraction raises fails alone."""
+        out: list[_Pending] = []
+        bounded: list[_Bounded] = []
+        for m in messages:
+            if m.role not in self.roles:
+                continue
+            try:
+                cut = read_limit(m.content, self.read_chars)
+                result = self.extractor(m.content[:cut], max_chars=self.manager.config.max_message_chars)
+                facts = result.facts if isinstance(result, Extraction) else list(result)
+                long_clauses = result.long_clauses if isinstance(result, Extraction) else 0
+                mine = {fact_id_for(m, f): f for f in facts}  # in order, each fact once
+            except Exception as exc:  # this message fails alone
+                failed[memory_id_for(m)] = exc
+                continue
+            if cut < len(m.content) or long_clauses:
+                bounded.append(_Bounded(m, cut, long_clauses, np.zeros(0, dtype=np.float32)))
+            out += [_Pending(m, f, fid, np.zeros(0, dtype=np.float32)) for fid, f in mine.items()]
+        return out, bounded
+
+    def _embed(self, pending: list[_Pending], bounded: list[_Bounded], failed: dict[str, BaseException]) -> None:
+        """One embedding call for the batch; if it raises, one call per message, and a message whose call
+        raises fails alone."""
+        items: list[_Pending | _Bounded] = [*pending, *bounded]
+        if not items:
+            return
+        embed = self.manager.embedder.embed
+        try:
+            vectors = embed([_text_of(x) for x in items])
+        except Exception:
+            vectors = None
+        if vectors is not None:
+            for x, v in zip(items, vectors):
+                x.vector = v
+            return
+        by_message: dict[str, list[_Pending | _Bounded]] = {}
+        for x in items:
+            by_message.setdefault(memory_id_for(x.message), []).append(x)
+        for key, mine in by_message.items():
+            try:
+                for x, v in zip(mine, embed([_text_of(x) for x in mine])):
+                    x.vector = v
+            except Exception as exc:
+                failed[key] = exc
+
+    def _bounded_entry(self, b: _Bounded) -> LogEntry:
+        m = b.message
+        at = m.timestamp if m.timestamp is not None else self.manager.clock()
+        why = Reason("bounded.read_prefix", {"read_chars": f"{b.read_chars:,}", "total_chars": f"{len(m.content):,}",
+                                             "read_limit": f"{self.read_chars:,}", "long_clauses": b.long_clauses})
+        decision = Decision(f"({len(m.content):,}-character turn, stored raw)", None, None, "", "bounded", why)
+        return LogEntry(m.tenant_id, m.user_id, m.id, memory_id_for(m), "", "", decision, at,
+                        message_key=memory_id_for(m))
+
+    def _decide(self, pending: list[_Pending]
+                ) -> tuple[list[LogEntry], list[tuple[MemoryRecord, np.ndarray]], list[tuple[MemoryRecord, MemoryRecord]]]:
+        """Adjudicate every fact in order; returns log entries, records to add and (as read, as changed) stored records.
+
+        The facts of one message are decided together: if one raises, the message's other decisions
+        are undone and the message fails alone (the exception is set on its facts' ``error``).
+        """
+        cfg = self.manager.config
+        stored = self._stored_candidates(pending)
+        entries: list[LogEntry] = []
+        added: dict[str, tuple[MemoryRecord, np.ndarray]] = {}
+        changed: dict[str, MemoryRecord] = {}
+        shelf: dict[tuple[str, str, str], list[str]] = {}  # (tenant, user, category) -> ids added in this batch
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(pending):
+            groups.setdefault(memory_id_for(p.message), []).append(i)
+        for key, idx in groups.items():
+            saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
+            try:
+                for i in idx:
+                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf))
+            except Exception as exc:  # this message fails alone: undo its decisions
+                added, changed, shelf = saved[0], saved[1], saved[2]
+                del entries[saved[3]:]
+                for i in idx:
+                    pending[i].error = exc
+        read = {r.memory_id: r for row in stored for r, _ in row}
+        return entries, list(added.values()), [(read[i], c) for i, c in changed.items()]
+
+    def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
+                    added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
+                    shelf: dict[tuple[str, str, str], list[str]]) -> LogEntry:
+        """Adjudicate one fact against its candidates and apply the decision to this batch's changes."""
+        owner = (p.message.tenant_id, p.message.user_id)
+        pool = [(changed.get(r.memory_id, r), s) for r, s in stored
+                if r.category == p.fact.category and r.memory_id.startswith("fact-")]
+        for mid in shelf.get((*owner, p.fact.category), ()):
+            r, v = added[mid]
+            pool.append((r, float(v @ p.vector)))
+        pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id != p.memory_id]
+        pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
+        pool = pool[: self.candidates]
+        by_id = {r.memory_id: r for r, _ in pool}
+        decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
+                              judge=self.judge)
+        at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
+        target = by_id.get(decision.candidate.id) if decision.candidate else None
+        memory_id, superseded = p.memory_id, ""
+        if decision.decision == "duplicate" and target is not None:
+            bumped = replace(target, access_count=target.access_count + 1,
+                             last_verified_at=max(target.last_verified_at, at),
+                             source_message_ids=_with(target.source_message_ids, p.message.id))
+            self._keep(bumped, added, changed)
+            memory_id = target.memory_id
+        else:
+            record = self._record(p, at)
+            if decision.decision == "update" and target is not None:
+                record.version, record.supersedes = target.version + 1, target.memory_id
+                self._keep(replace(target, is_deprecated=True, superseded_by=record.memory_id), added, changed)
+                superseded = target.memory_id
+            added[record.memory_id] = (record, p.vector)
+            shelf.setdefault((*owner, p.fact.category), []).append(record.memory_id)
+        return LogEntry(owner[0], owner[1], p.message.id, memory_id, p.fact.category, p.fact.context,
+                        decision, at, superseded, message_key=memory_id_for(p.message))
+
+    @staticmethod
+    def _keep(record: MemoryRecord, added: dict, changed: dict) -> None:
+        """A changed record: still in this batch's additions (rewrite it there) or already stored (update it)."""
+        if record.memory_id in added:
+            added[record.memory_id] = (record, added[record.memory_id][1])
+        else:
+            changed[record.memory_id] = record
+
+    def _record(self, p: _Pending, at: float) -> MemoryRecord:
+        m, f = p.message, p.fact
+        return MemoryRecord(
+            memory_id=p.memory_id, tenant_id=m.tenant_id, user_id=m.user_id, content=f.text, session_id=m.session_id,
+            category=f.category, created_at=at, last_accessed_at=at, last_verified_at=at,
+            importance=0.5 if m.importance is None else float(m.importance), role=m.role, message_id=m.id,
+            domain_tags=list(f.domain_tags), entities=list(f.entities),
+            context_tags=[f.context] if f.context else [], source_message_ids=[m.id],
+        )
+
+    def _stored_candidates(self, pending: list[_Pending]) -> list[list[tuple[MemoryRecord, float]]]:
+        """Nearest active stored facts of each fact's owner: one read of that owner's records per batch
+        (:meth:`MemoryStore.query_many`), never anyone else's."""
+        out: list[list[tuple[MemoryRecord, float]]] = [[] for _ in pending]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, p in enumerate(pending):
+            groups.setdefault((p.message.tenant_id, p.message.user_id), []).append(i)
+        store, k = self.manager.store, self.candidates * OVERFETCH
+        for (tenant_id, user_id), idx in groups.items():
+            now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
+            vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
+            found = store.query_many(vecs, tenant_id=tenant_id, user_id=user_id, n=k, scope="active", now=now)
+            for i, pairs in zip(idx, found):
+                out[i] = pairs
+        return out
+
+
+def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[MemoryRecord]:
+    """Re-read changed records and apply only this batch's changes to them.
+
+    Recall may have reinforced a record (access_count, last_accessed_at) since the batch read it;
+    writing back the stale copy would undo that. Records gone meanwhile (erased) are skipped.
+    """
+    out: list[MemoryRecord] = []
+    owners: dict[tuple[str, str], list[tuple[MemoryRecord, MemoryRecord]]] = {}
+    for read, ours in changed:
+        owners.setdefault((read.tenant_id, read.user_id), []).append((read, ours))
+    for (tenant_id, user_id), pairs in owners.items():
+        now = store.get([r.memory_id for r, _ in pairs], tenant_id=tenant_id, user_id=user_id)
+        for read, ours in pairs:
+            fresh = now.get(read.memory_id)
+            if fresh is None:
+                continue
+            out.append(replace(
+                fresh, access_count=fresh.access_count + ours.access_count - read.access_count,
+                last_verified_at=max(fresh.last_verified_at, ours.last_verified_at),
+                source_message_ids=fresh.source_message_ids + [m for m in ours.source_message_ids
+                                                               if m not in fresh.source_message_ids],
+                is_deprecated=fresh.is_deprecated or ours.is_deprecated,
+                superseded_by=ours.superseded_by or fresh.superseded_by,
+            ))
+    return out
+
+
+def _with(ids: list[str], new_id: str) -> list[str]:
+    return list(ids) if new_id in ids else [*ids, new_id]
+
+
+def _text_of(item: "_Pending | _Bounded") -> str:
+    return item.fact.text if isinstance(item, _Pending) else item.message.content
+
+
+def _entry_from_log(d: dict[str, Any]) -> LogEntry:
+    cand = d.get("candidate")
+    decision = Decision(d["fact"], CandidateRef(cand["id"], cand["text"]) if cand else None, d.get("similarity"),
+                        d["plain_rule"], d["decision"], Reason.from_dict(d))
+    return LogEntry(d["tenant_id"], d["user_id"], d["message_id"], d["memory_id"], d["category"], d["context"],
+                    decision, d["at"], d.get("superseded", ""), d.get("message_key", ""))

@@ -1,0 +1,131 @@
+"""The import contract: memory/ in layers, the lab on the library's public API (issue 13).
+
+Every import of every module is read from its source (``ast``: top-level, inside functions and under
+``TYPE_CHECKING`` alike) and checked against these rules:
+
+* ``memory`` is layered ``core < embed < store < runtime < write < eval < tools``: a module imports only modules of its
+  own layer or below (``memory/__init__.py``, the public API, and ``memory/__main__.py`` sit above them all);
+* only ``memory.store.chroma`` imports ``chromadb``;
+* nothing in ``memory`` imports the lab, Streamlit or plotly;
+* the lab (``app.py``, ``lab/``) imports the library only through its public surfaces: ``memory`` (the runtime
+  API) and ``memory.eval`` (the evaluation tools).
+
+``test_a_forbidden_edge_is_caught`` shows the checker failing on a planted edge of each kind.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("core", "embed", "store", "runtime", "write", "eval", "tools")
+"""memory's subpackages, lowest first."""
+CHROMA_ADAPTER = "memory.store.chroma"
+PUBLIC_SURFACES = frozenset({"memory", "memory.eval"})
+FORBIDDEN_IN_LIBRARY = ("lab", "streamlit", "plotly")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file (or in ``source``, read as that file), relative
+    ones resolved."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = []
+    text = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]  # "from memory import eval"
+    return found
+
+
+def layer(module: str) -> int | None:
+    """The layer index of a memory module; None for memory itself and memory.__main__ (above every layer)."""
+    parts = module.split(".")
+    if parts[0] != "memory" or len(parts) == 1 or parts[1] == "__main__":
+        return None
+    return LAYERS.index(parts[1]) if parts[1] in LAYERS else None
+
+
+def violations(path: Path, source: str | None = None) -> list[str]:
+    """Every broken rule of the file at ``path`` (or of ``source`` as if it were that file)."""
+    me = module_name(path)
+    mine = layer(me)
+    found = []
+    for line, target in imports(path, source):
+        where = f"{path.relative_to(ROOT)}:{line} imports {target}"
+        top = target.split(".")[0]
+        if me.startswith("memory"):
+            if top in FORBIDDEN_IN_LIBRARY:
+                found.append(f"{where}: the library never imports {top}")
+            if top == "chromadb" and me != CHROMA_ADAPTER:
+                found.append(f"{where}: only {CHROMA_ADAPTER} touches chromadb")
+            theirs = layer(target) if top == "memory" else None
+            if mine is not None and theirs is not None and theirs > mine:
+                found.append(f"{where}: layer {LAYERS[mine]} may not import layer {LAYERS[theirs]}")
+        elif top == "memory" and not _public(target):
+            found.append(f"{where}: the lab uses the public API only ({', '.join(sorted(PUBLIC_SURFACES))})")
+    return found
+
+
+def _public(target: str) -> bool:
+    """``memory``, ``memory.eval`` and a name imported from them (``memory.MemoryManager``, ``memory.eval.sweep``)."""
+    parent = target.rpartition(".")[0]
+    return target in PUBLIC_SURFACES or (parent in PUBLIC_SURFACES and not _is_module(target))
+
+
+def _is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def library_and_lab() -> list[Path]:
+    return sorted([*ROOT.glob("memory/**/*.py"), *ROOT.glob("lab/**/*.py"), ROOT / "app.py"])
+
+
+def test_the_tree_keeps_the_import_contract():
+    found = [v for path in library_and_lab() for v in violations(path)]
+    assert not found, "\n".join(found)
+
+
+def test_every_library_module_is_in_a_layer():
+    loose = [module_name(p) for p in ROOT.glob("memory/**/*.py")
+             if layer(module_name(p)) is None and module_name(p) not in ("memory", "memory.__main__")]
+    assert not loose, loose
+
+
+@pytest.mark.parametrize("planted, source, expected", [
+    ("memory/core/_planted.py", "from memory.runtime.manager import MemoryManager\n", "layer core may not import layer runtime"),
+    ("memory/store/_planted.py", "def f():\n    from ..eval import sweep\n", "layer store may not import layer eval"),
+    ("memory/runtime/_planted.py", "import chromadb\n", "only memory.store.chroma touches chromadb"),
+    ("memory/eval/_planted.py", "import plotly.graph_objects as go\n", "the library never imports plotly"),
+    ("memory/write/_planted.py", "from lab.i18n import t\n", "the library never imports lab"),
+    ("lab/_planted.py", "from memory.store.chroma import MemoryStore\n", "the lab uses the public API only"),
+    ("lab/_planted.py", "from memory.runtime import manager\n", "the lab uses the public API only"),
+    ("memory/embed/_planted.py", "from memory.store.chroma import MemoryStore\n", "layer embed may not import layer store"),
+])
+def test_a_forbidden_edge_is_caught(planted, source, expected):
+    """The checker on a file that is not written anywhere: each kind of forbidden edge is named."""
+    path = ROOT / planted
+    assert not path.exists()
+    found = violations(path, source)
+    assert any(expected in v for v in found), found
+
+
+def test_public_names_pass_and_submodules_do_not():
+    assert _public("memory") and _public("memory.MemoryManager") and _public("memory.eval.run_study")
+    assert not _public("memory.store") and not _public("memory.eval.study")
