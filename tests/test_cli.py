@@ -132,3 +132,40 @@ def test_study_with_an_unknown_embedder_exits_2():
     assert proc.returncode == 2
     assert len(error_lines(proc)) == 1, proc.stderr
     assert "argument --embedder: unknown embedder 'nope'" in error_lines(proc)[0]
+
+
+def test_forget_archives_a_users_cold_facts_in_a_store_on_disk(tmp_path):
+    """The forgetting pass from the command line: on a workspace written by the library, with the lexical embedder
+    (the test is about the command, not the model)."""
+    from memory import Ingestor, LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+
+    alice = {"tenant_id": "acme", "user_id": "alice"}
+    manager = MemoryManager(MemoryConfig(), embedder=LexicalEmbedder(), location=StoreLocation(data_dir=tmp_path),
+                            workspace="team a")
+    t0 = 1_780_000_000.0
+    ids = [Ingestor(manager).ingest(Message(content=text, id=f"m{i}", timestamp=t0 + i, **alice))[0].memory_id
+           for i, text in enumerate(["I live in Hangzhou.", "My favourite fruit is mango."])]
+    manager.store.texts.close()
+    files = sorted(p.name for p in (tmp_path / "text").iterdir())
+
+    typo = run("forget", "--data-dir", str(tmp_path), "--workspace", "team-a", "--embedder", "lexical",
+               "--tenant", "acme", "--user", "alice")
+    assert typo.returncode == 2 and len(error_lines(typo)) == 1 and "no workspace 'team-a'" in typo.stderr
+    assert sorted(p.name for p in (tmp_path / "text").iterdir()) == files, "a typo creates nothing"
+
+    early = run("forget", "--data-dir", str(tmp_path), "--workspace", "team a", "--embedder", "lexical",
+                "--tenant", "acme", "--user", "alice", "--as-of", "2026-06-01T00:00:00Z", "--json")
+    assert early.returncode == 0, early.stderr
+    assert json.loads(early.stdout)["archived"] == [] and json.loads(early.stdout)["checked"] == 2
+    late = run("forget", "--data-dir", str(tmp_path), "--workspace", "team a", "--embedder", "lexical",
+               "--tenant", "acme", "--user", "alice", "--as-of", "2027-12-01T00:00:00Z", "--json")
+    assert late.returncode == 0, late.stderr
+    assert sorted(json.loads(late.stdout)["archived"]) == sorted(ids)
+
+    reopened = MemoryManager(MemoryConfig(), embedder=LexicalEmbedder(), location=StoreLocation(data_dir=tmp_path),
+                             workspace="team a")
+    assert [r.memory_id for r in reopened.records(**alice, scope="hot")] == []
+    assert sorted(r.memory_id for r in reopened.records(**alice, scope="all")) == sorted(ids)  # archived, not erased
+    bad = run("forget", "--data-dir", str(tmp_path), "--workspace", "team a", "--embedder", "lexical",
+              "--tenant", "acme", "--user", "alice", "--floor", "2")
+    assert bad.returncode == 2 and len(error_lines(bad)) == 1 and "floor" in bad.stderr

@@ -81,6 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("forget", help="the forgetting pass: archive a user's facts that stayed cold (a store on disk)")
+    p.add_argument("--data-dir", required=True, help="the data folder (MEMORY_DATA_DIR) holding the workspace")
+    p.add_argument("--workspace", required=True, help="the workspace's name (MemoryManager(workspace=...))")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm",
+                   help="the embedder the workspace was written with (it is part of the store's name)")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True)
+    p.add_argument("--as-of", help="evaluate at this time (ISO 8601; default: now)")
+    p.add_argument("--floor", type=float, default=None, help="heat under which a fact is cold (default 0.05)")
+    p.add_argument("--days", type=float, default=None, help="days a fact must stay cold (default 90)")
+    p.add_argument("--decay-rate", type=float, default=None, help="default: MemoryConfig's")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("study", help="sweep threshold x top_k x decay_rate over labelled data (see docs/study.md)")
     p.add_argument("--dataset", required=True, metavar="PATH|locomo:PATH", help="a scenario file (or shipped name) or locomo:PATH")
     p.add_argument("--unit", choices=("turns", "facts"), default="turns", help="LoCoMo: store raw turns or observation facts")
@@ -257,6 +270,30 @@ def _erase_text(r: dict[str, Any]) -> str:
     lines.append(f"  other users' rows touched: {r['others_touched']}")
     lines.append("verified: nothing remains" if r["ok"] else "NOT VERIFIED: something remains")
     return "\n".join(lines)
+
+
+@command("forget")
+def _forget(args: argparse.Namespace) -> int:
+    from memory.core.safefile import check_folder
+    from memory.embed.embedders import make_embedder
+    from memory.runtime.lifecycle import DEFAULT_DAYS, DEFAULT_FLOOR, forget
+    from memory.runtime.manager import MemoryManager
+    from memory.store.chroma import StoreLocation, workspace_key
+
+    folder = check_folder(args.data_dir, what="--data-dir")
+    embedder = make_embedder(args.embedder)
+    if not (folder / "text" / f"{workspace_key(args.workspace, embedder.name)}.sqlite3").is_file():
+        raise CliError(f"error: --data-dir {folder} holds no workspace {args.workspace!r} written with "
+                       f"{embedder.name} (nothing was changed)")
+    manager = MemoryManager(MemoryConfig(), embedder=embedder, location=StoreLocation(data_dir=folder),
+                            workspace=args.workspace)
+    report = forget(manager, tenant_id=args.tenant, user_id=args.user, as_of=args.as_of,
+                    floor=DEFAULT_FLOOR if args.floor is None else args.floor,
+                    days=DEFAULT_DAYS if args.days is None else args.days, decay_rate=args.decay_rate)
+    emit(report.to_dict(), as_json=args.json, text=lambda r: (
+        f"{r['tenant_id']}/{r['user_id']} at {r['as_of']}: {len(r['archived'])} of {r['checked']} facts archived "
+        f"(heat under {r['floor']:g} for {r['days']:g} days)" + "".join(f"\n  {m}" for m in r["archived"])))
+    return 0
 
 
 @command("migrate")
