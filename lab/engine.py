@@ -132,7 +132,7 @@ def _release(live: "_Live") -> None:
 def release_manager(manager: MemoryManager) -> None:
     """Drop a manager's workspace: its Chroma collection and its text file (never raises)."""
     log.info("releasing workspace %s", manager.workspace)
-    manager.store.drop()
+    manager.drop()
 
 
 def _release_folder(lab: str) -> None:
@@ -247,7 +247,7 @@ class Lab:
 
     def owners(self) -> list[Owner]:
         """Users in this lab: the scenario's, in file order, then any the lab added (erased ones are gone)."""
-        stored = set(self.manager.store.owners()) | set(self.manager.store.texts.owners())
+        stored = set(self.manager.owners())
         ordered = [o for o in self.scenario.owners() if o in stored]
         return ordered + sorted(stored - set(ordered))
 
@@ -300,7 +300,7 @@ class Lab:
             "injected": dict(self.data.injected),
             "last_recall": recall.to_dict() if (recall := self.data.notes.get("last_recall")) else None,
             "last_erasure": self.data.notes.get("erasure.last"),
-            "audit_log": self.manager.store.texts.audit_log(),
+            "audit_log": self.manager.audit_log(),
         }
 
     def erase(self, owner: Owner, *, actor: str = "lab") -> EraseReport:
@@ -336,7 +336,7 @@ class Lab:
 def _candidates(_manager: MemoryManager, workspace: str, embedder: str, version: int, owner: Owner, query: str,
                 as_of: float) -> Candidates:
     tenant_id, user_id = owner
-    pool = _manager.store.count(tenant_id, user_id)
+    pool = _manager.count(tenant_id=tenant_id, user_id=user_id)
     if pool == 0:
         return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, hot=[], active=[])
     return _manager.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, pool=pool)

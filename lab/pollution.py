@@ -154,9 +154,10 @@ def unisolated_top_k(
     """
     vec = manager.embed_query(query)
     pool: list[SandboxHit] = []
-    for tenant_id, user_id in manager.store.owners():
-        records = [r for r in manager.store.records(tenant_id, user_id, scope="hot") if r.message_id not in exclude]
-        vectors = manager.store.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
+    for tenant_id, user_id in manager.owners():
+        records = [r for r in manager.records(tenant_id=tenant_id, user_id=user_id, scope="hot")
+                   if r.message_id not in exclude]
+        vectors = manager.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
         pool += [SandboxHit(r, float(np.dot(vectors[r.memory_id], vec))) for r in records if r.memory_id in vectors]
     pool.sort(key=lambda h: (-h.similarity, h.record.memory_id))
     return pool[:k]

@@ -129,3 +129,22 @@ def test_a_forbidden_edge_is_caught(planted, source, expected):
 def test_public_names_pass_and_submodules_do_not():
     assert _public("memory") and _public("memory.MemoryManager") and _public("memory.eval.run_study")
     assert not _public("memory.store") and not _public("memory.eval.study")
+
+
+def reached_through(path: Path, source: str | None = None) -> list[str]:
+    """Where a lab file reaches past a manager into its store (``x.store.…``, ``x.texts.…``)."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = []
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr in ("store", "texts"):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} uses .{node.value.attr}.{node.attr}")
+    return found
+
+
+def test_the_lab_uses_the_manager_not_its_store():
+    """The lab talks to a MemoryManager; what it needs of the store is a manager method (owners, count, drop, ...)."""
+    found = [v for path in sorted([*ROOT.glob("lab/**/*.py"), ROOT / "app.py"]) for v in reached_through(path)]
+    assert not found, "\n".join(found)
+    planted = reached_through(ROOT / "lab" / "_planted.py", "def f(lab):\n    return lab.manager.store.texts.owners()\n")
+    assert any("uses .store.texts" in v for v in planted), planted  # the checker sees a planted reach-through

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -497,6 +497,26 @@ class MemoryManager:
     def cached_queries(self) -> list[str]:
         with self._lock:
             return list(self._query_cache)
+
+    def owners(self) -> list[tuple[str, str]]:
+        """Every (tenant, user) this workspace holds anything of: long-term records, a recent window or a summary."""
+        return sorted(set(self.store.owners()) | set(self.store.texts.owners()))
+
+    def count(self, *, tenant_id: str, user_id: str) -> int:
+        """The user's long-term records (the archive included), counted by the store."""
+        return self.store.count(tenant_id, user_id)
+
+    def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
+        """The stored vectors of the user's records ``memory_ids`` (memory_id -> unit vector)."""
+        return self.store.embeddings(memory_ids, tenant_id=tenant_id, user_id=user_id)
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        """The workspace's audit trail (erasures, forgetting passes, ...), oldest first."""
+        return self.store.texts.audit_log()
+
+    def drop(self) -> None:
+        """Delete the whole workspace: every owner's collection and the text file (the lab releasing a lab)."""
+        self.store.drop()
 
     @property
     def data_dir(self) -> Path | None:
