@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from lab import dedup, engine, figures, state
-from lab.i18n import headers, labels, language, t
+from lab.i18n import TEXT, headers, labels, language, t
 from memory import (
     DataFileError,
     Ingestor,
@@ -146,8 +146,11 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
         st.dataframe(errors, hide_index=True, column_config=headers(errors.columns))
     only_wrong = st.toggle(t("dedup.only_wrong"), key=f"{PAGE}.only_wrong")
     shown = frame[frame["plain_error"] != ""] if only_wrong else frame
-    st.dataframe(shown.style.apply(_highlight, axis=1), hide_index=True,
-                 column_config=headers(shown.columns, {"similarity": NUMBER}), key=f"{PAGE}.table")
+    styled = shown.style.apply(_highlight, axis=1)
+    if language() != "en":  # verdicts and mistake kinds worded in the page's language (the frame keeps the codes)
+        styled = styled.format(_coded, subset=["expected", "plain_rule", "plain_error", "governed", "governed_error"])
+    st.dataframe(styled, hide_index=True, column_config=headers(shown.columns, {"similarity": NUMBER}),
+                 key=f"{PAGE}.table")
     st.caption(t("dedup.table_caption"))
 
 
@@ -167,6 +170,14 @@ def _render_metrics(report, fit: dedup.BandFit | None) -> None:
     cols[4].metric(t("dedup.m_best_wrong"), f"{fit.wrong} / {labelled}",
                    help=t("dedup.m_best_wrong.help", conflict=f"{fit.conflict_band:.2f}",
                           duplicate=f"{fit.duplicate_band:.2f}"))
+
+
+def _coded(code: str) -> str:
+    """A verdict or a mistake kind in the page's language ("" stays "")."""
+    for key in (f"verdict.{code}", f"dedup.kind.{code}"):
+        if code and key in TEXT:
+            return t(key)
+    return code
 
 
 def _highlight(row: pd.Series) -> list[str]:
