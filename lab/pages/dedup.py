@@ -143,7 +143,8 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     st.caption(t("dedup.axis_caption", conflict=config.conflict_band, duplicate=config.duplicate_band))
     if report.labelled:
         errors = dedup.errors_frame(report, {k: t(f"dedup.error.{k}") for k in ERROR_COLORS})
-        st.dataframe(errors, hide_index=True, column_config=headers(errors.columns))
+        st.dataframe(errors.style.format(_coded, subset=["kind"]) if language() != "en" else errors, hide_index=True,
+                     column_config=headers(errors.columns))
     only_wrong = st.toggle(t("dedup.only_wrong"), key=f"{PAGE}.only_wrong")
     shown = frame[frame["plain_error"] != ""] if only_wrong else frame
     styled = shown.style.apply(_highlight, axis=1)
