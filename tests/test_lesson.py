@@ -18,20 +18,21 @@ from tests.test_app import lab_env, metric, open_app  # noqa: F401 - lab_env is 
 pytestmark = pytest.mark.usefixtures("lab_env")
 
 
-def polluted(at) -> tuple[int, int]:
+def polluted(at, lang: str = "en") -> tuple[int, int]:
     """(polluted in blind, polluted in governed) as the recall page's metrics show them."""
-    return int(metric(at, "Polluted in blind")), int(metric(at, "Polluted in governed"))
+    return (int(metric(at, i18n.TEXT["recall.m_polluted_blind"][lang])),
+            int(metric(at, i18n.TEXT["recall.m_polluted_governed"][lang])))
 
 
-def side_tables(at) -> tuple[pd.DataFrame, pd.DataFrame]:
+def side_tables(at, lang: str = "en") -> tuple[pd.DataFrame, pd.DataFrame]:
     """The recall page's blind and governed lists (static tables led by the memory text)."""
-    frames = [t.value for t in at.table if i18n.TEXT["recall.col.content"]["en"] in t.value.columns]
+    frames = [t.value for t in at.table if i18n.TEXT["recall.col.content"][lang] in t.value.columns]
     assert len(frames) == 2, [t.value.columns for t in at.table]
     return frames[0], frames[1]
 
 
-def memories(frame: pd.DataFrame) -> list[str]:
-    return list(frame[i18n.TEXT["recall.col.content"]["en"]])
+def memories(frame: pd.DataFrame, lang: str = "en") -> list[str]:
+    return list(frame[i18n.TEXT["recall.col.content"][lang]])
 
 
 def title(at) -> str:
@@ -146,10 +147,6 @@ def test_a_lesson_link_opens_its_step_and_leaving_takes_it_out_of_the_url():
         assert "Lesson step" not in " ".join(m.value for m in open_app(lesson=bad).markdown), bad
 
 
-def polluted_zh(at) -> tuple[int, int]:
-    return (int(metric(at, i18n.TEXT["recall.m_polluted_blind"]["zh"])),
-            int(metric(at, i18n.TEXT["recall.m_polluted_governed"]["zh"])))
-
 
 def test_in_chinese_the_lab_opens_on_the_chinese_scenario_with_e5_at_its_chinese_threshold_and_the_lesson_lands():
     """lang=zh: workshop_zh by default, auto picks e5 and carries MiniLM's 0.30 to e5's scale for Chinese data
@@ -163,14 +160,14 @@ def test_in_chinese_the_lab_opens_on_the_chinese_scenario_with_e5_at_its_chinese
     at = open_app(lang="zh")
     assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"
     assert at.sidebar.slider(key="threshold").value == config_for("e5", language="zh").threshold > 0.85
-    first = polluted_zh(at)
+    first = polluted(at, "zh")
     assert first[0] > 0 and first[1] < first[0], first
     seen = []
     for q in scenario.queries:
         at.selectbox(key="user").set_value(f"{q.tenant_id}/{q.user_id}").run()
         at.selectbox(key="q").set_value(q.query).run()
         assert not at.exception
-        blind, governed = polluted_zh(at)
+        blind, governed = polluted(at, "zh")
         seen.append((q.id, blind, governed))
         assert governed <= blind and (blind == 0 or governed < blind), (q.id, q.query, blind, governed)
     assert len(seen) == len(scenario.queries) >= 10
@@ -183,14 +180,6 @@ def test_an_english_lab_keeps_the_english_scenario_and_minilm():
     assert at.sidebar.slider(key="threshold").value == 0.3
 
 
-def side_tables_zh(at) -> tuple[pd.DataFrame, pd.DataFrame]:
-    frames = [t.value for t in at.table if i18n.TEXT["recall.col.content"]["zh"] in t.value.columns]
-    assert len(frames) == 2, [t.value.columns for t in at.table]
-    return frames[0], frames[1]
-
-
-def memories_zh(frame: pd.DataFrame) -> list[str]:
-    return list(frame[i18n.TEXT["recall.col.content"]["zh"]])
 
 
 def banner(at) -> str:
@@ -210,22 +199,22 @@ def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
     assert at.selectbox(key="user").value == lesson.USER_ZH and at.selectbox(key="q").value == lesson.QUERY_ZH
     # 1. no threshold, k = 10, raw: governed fills all ten slots and is almost as polluted as blind
     assert at.sidebar.slider(key="threshold").value == 0.0 and at.sidebar.selectbox(key="write_path").value == "raw"
-    blind, governed = polluted_zh(at)
-    assert len(side_tables_zh(at)[1]) == 10 and blind - 1 <= governed <= blind and governed > 0, (blind, governed)
+    blind, governed = polluted(at, "zh")
+    assert len(side_tables(at, "zh")[1]) == 10 and blind - 1 <= governed <= blind and governed > 0, (blind, governed)
     # 2. the threshold on e5's Chinese scale: fewer and less polluted, the stale 50万 budget still there
     at.button(key="lesson.next").click().run()
     assert at.sidebar.slider(key="threshold").value == cut and f"{cut:.2f}" in banner(at)
     assert not [i for i in at.sidebar.info if "0.30" in str(i.value)], "a step's threshold is not re-mapped again"
-    blind, governed = polluted_zh(at)
+    blind, governed = polluted(at, "zh")
     assert 0 < governed < blind
-    assert any("50万" in m for m in memories_zh(side_tables_zh(at)[1]))
+    assert any("50万" in m for m in memories(side_tables(at, "zh")[1], "zh"))
     # 3. decay re-orders, does not retire
     at.button(key="lesson.next").click().run()
     assert at.sidebar.slider(key="decay_rate").value == 0.5
-    assert any("50万" in m for m in memories_zh(side_tables_zh(at)[1]))
+    assert any("50万" in m for m in memories(side_tables(at, "zh")[1], "zh"))
     # 4. the atomic-fact write path retires it
     at.button(key="lesson.next").click().run()
-    governed_list = memories_zh(side_tables_zh(at)[1])
+    governed_list = memories(side_tables(at, "zh")[1], "zh")
     assert "30万" in governed_list[0] and not any("50万" in m for m in governed_list)
     # 5.-7. the pages
     for page in ("pollution", "erasure", "study"):
@@ -235,7 +224,7 @@ def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
     # the strict preset, on the same scale
     at.sidebar.button(key="lesson.preset.strict").click().run()
     assert at.sidebar.slider(key="threshold").value == lesson.presets("zh")["strict"].values["threshold"] > cut
-    assert len(side_tables_zh(at)[1]) <= 3
+    assert len(side_tables(at, "zh")[1]) <= 3
 
 
 def test_after_each_injection_in_chinese_governed_is_never_more_polluted_or_the_page_says_why():
