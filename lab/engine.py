@@ -34,6 +34,7 @@ from memory import (
     Candidates,
     Embedder,
     EraseReport,
+    ForgetReport,
     Ingestor,
     LogEntry,
     MemoryConfig,
@@ -45,6 +46,7 @@ from memory import (
     ScenarioQuery,
     StoreLocation,
     extract,
+    forget,
     govern,
     iso,
     judge_reason,
@@ -314,6 +316,14 @@ class Lab:
         self.data.erased_ids |= {r.message_id for r in records}
         self.data.version += 1
         self.forget(owner, texts)
+        return report
+
+    def archive_cold(self, owner: Owner, *, floor: float, days: float) -> ForgetReport:
+        """The forgetting pass (memory.forget) for one user at the scenario's now, with the sidebar's decay rate:
+        facts whose heat stayed under ``floor`` for ``days`` days go to cold storage (recall no longer reads them)."""
+        report = forget(self.manager, tenant_id=owner[0], user_id=owner[1], as_of=self.now(), floor=floor, days=days,
+                        decay_rate=self.config.decay_rate)
+        self.data.version += 1
         return report
 
     def forget(self, owner: Owner, texts: list[str]) -> None:

@@ -590,6 +590,23 @@ TEXT: dict[str, dict[str, str]] = {
     "inspector.empty": {"en": "No records in this scope.", "zh": "该范围内没有记录。"},
     "inspector.csv": {"en": "Download CSV", "zh": "下载 CSV"},
     "inspector.trace": {"en": "Download trace.json", "zh": "下载 trace.json"},
+    "inspector.forget_title": {"en": "Forgetting pass: archive facts that stayed cold", "zh": "遗忘：归档长期冷却的事实"},
+    "inspector.forget_lead": {
+        "en": "A fact's heat is max(importance, access frequency) × exp(−{rate:g} × days since its last access) (decay "
+              "rate from the sidebar). The pass archives the shown users' facts whose heat has stayed under the floor "
+              "for the given days, at the scenario's now. Archived facts keep their text (audits and erasure see "
+              "them); recall no longer reads them. Scope “hot” above leaves them out, scope “all” lists them.",
+        "zh": "事实的热度 = max(重要度, 访问频率) × exp(−{rate:g} × 距上次访问的天数)（衰减率取自侧栏）。遗忘会在场景的当前时刻，"
+              "把所显示用户中热度已低于下限达指定天数的事实归档。归档的事实保留原文（审计和删除仍能看到），召回不再读取："
+              "上方范围“hot”不含它们，“all”会列出它们。"},
+    "inspector.forget_floor": {"en": "Heat floor", "zh": "热度下限"},
+    "inspector.forget_floor_help": {"en": "Under this heat a fact counts as cold.", "zh": "热度低于此值即视为冷却。"},
+    "inspector.forget_days": {"en": "Days cold", "zh": "冷却天数"},
+    "inspector.forget_days_help": {"en": "How long a fact must have stayed cold before it is archived.",
+                                   "zh": "事实需保持冷却多久才会被归档。"},
+    "inspector.forget_run": {"en": "Run the forgetting pass for {n} user(s)", "zh": "为 {n} 个用户运行遗忘"},
+    "inspector.forget_done": {"en": "Archived {archived} of {checked} facts checked ({users} user(s)).",
+                              "zh": "共检查 {checked} 条事实，归档 {archived} 条（{users} 个用户）。"},
     # --- a participant's lab across reloads (lab/rooms.py) ---
     "engine.lab_replaced": {
         "en": "This lab was rebuilt for the new scenario, model or write path; the {changes} change(s) you made in "

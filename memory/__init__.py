@@ -32,7 +32,7 @@ from memory.embed.embedders import (
 )
 from memory.embed.endpoint import URL_ENV
 from memory.runtime.erase import scan_for_bytes
-from memory.runtime.lifecycle import version_chain
+from memory.runtime.lifecycle import DEFAULT_DAYS, DEFAULT_FLOOR, ForgetReport, forget, version_chain
 from memory.runtime.manager import MemoryManager, format_context
 from memory.runtime.recall import Candidates, govern
 from memory.store.chroma import MemoryStore, StoreLocation, release_client
@@ -42,12 +42,12 @@ from memory.write.extract import extract
 from memory.write.ingest import Ingestor, LogEntry
 
 __all__ = [
-    "Candidates", "ConfigError", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
+    "Candidates", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
     "Embedder", "EmbedderError", "EraseReport", "ErasedError", "Hit", "IdentifierError", "Ingestor", "InputError",
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
     "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
-    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "extract", "format_context", "govern", "iso",
+    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "extract", "forget", "format_context", "govern", "iso",
     "judge_reason", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",

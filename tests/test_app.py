@@ -528,6 +528,27 @@ def test_inspector_table_filters_and_exports():
     assert [b.label for b in at.get("download_button")] == ["Download CSV", "Download trace.json"]
 
 
+def test_inspector_runs_the_forgetting_pass():
+    """The Inspector's forgetting pass archives the shown user's cold facts (the hot scope empties, scope all keeps
+    them); a floor of 0 archives nothing."""
+    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="raw")
+    at.selectbox(key="who").set_value("acme/bob").run()
+    at.selectbox(key="scope").set_value("hot").run()
+    hot = int(metric(at, "Records shown"))
+    assert hot == 19
+    at.slider(key="inspector.floor").set_value(0.0).run()
+    at.button(key="inspector.forget").click().run()
+    assert not at.exception
+    assert "Archived 0 of 19 facts checked (1 user(s))." in [m.value for m in at.success]
+    at.slider(key="inspector.floor").set_value(1.0).run()  # every fact's weight is under 1: all cold since written
+    at.slider(key="inspector.days").set_value(0).run()
+    at.button(key="inspector.forget").click().run()
+    assert "Archived 19 of 19 facts checked (1 user(s))." in [m.value for m in at.success]
+    assert "No records in this scope." in [m.value for m in at.info]
+    at.selectbox(key="scope").set_value("all").run()  # archived, not erased: the text is kept
+    assert int(metric(at, "Records shown")) == 19
+
+
 def test_trace_document_holds_records_config_and_audit():
     scenario = load_scenario(shipped_scenarios()["seed_demo_zh"])
     manager = MemoryManager(MemoryConfig(window_size=WINDOW_CAPACITY), embedder=LexicalEmbedder(),

@@ -148,3 +148,56 @@ def test_the_lab_uses_the_manager_not_its_store():
     assert not found, "\n".join(found)
     planted = reached_through(ROOT / "lab" / "_planted.py", "def f(lab):\n    return lab.manager.store.texts.owners()\n")
     assert any("uses .store.texts" in v for v in planted), planted  # the checker sees a planted reach-through
+
+
+STORE_KEEPERS = ("memory/store/", "memory/runtime/manager.py")
+"""The store adapter and the one class that holds it: the only code that touches the text store (``.texts``)."""
+
+
+def leaks(path: Path, source: str | None = None) -> list[str]:
+    """Where a library or lab file breaks the store's seal: reaches a store's text store (``store.texts``) or
+    Chroma collection (``store.collection``) outside the adapter and the manager, or uses another object's private name
+    (``x._name`` with ``x`` not ``self``/``cls`` and ``_name`` defined nowhere in this file)."""
+    rel = path.relative_to(ROOT).as_posix()
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source, filename=str(path))
+    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    targets = [t for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+    own |= {t.attr for t in targets if isinstance(t, ast.Attribute)} | {t.id for t in targets if isinstance(t, ast.Name)}
+    found = [f"{rel}:{node.lineno} imports {node.module}.{alias.name}: a private name of another module"
+             for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        where = f"{rel}:{node.lineno} uses {ast.unparse(node)}"
+        holder = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+        if node.attr in ("texts", "collection") and holder == "store" and not rel.startswith(STORE_KEEPERS):
+            found.append(f"{where}: only the store and the manager touch the text store and Chroma")
+        private = node.attr.startswith("_") and not node.attr.startswith("__")
+        if private and node.attr not in own and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.append(f"{where}: a private name of another module")
+    return found
+
+
+def test_the_store_and_the_manager_are_sealed():
+    """Erasure, lifecycle, ingestion, the tools and the lab use the store's and the manager's methods only."""
+    found = [v for path in library_and_lab() for v in leaks(path)]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("planted, source, expected", [
+    ("memory/runtime/_planted.py", "def f(manager):\n    return manager.store.texts.journal_pending()\n",
+     "only the store and the manager touch the text store"),
+    ("memory/write/_planted.py", "def f(store):\n    return store.collection.get()\n",
+     "only the store and the manager touch the text store"),
+    ("memory/runtime/_planted.py", "def f(manager):\n    with manager._lock:\n        pass\n",
+     "a private name of another module"),
+    ("lab/_planted.py", "def f(store, ids):\n    return store._join(ids)\n", "a private name of another module"),
+    ("memory/write/_planted.py", "from memory.runtime.manager import _check_owner\n", "a private name of another module"),
+])
+def test_a_leak_is_caught(planted, source, expected):
+    path = ROOT / planted
+    assert not path.exists()
+    found = leaks(path, source)
+    assert any(expected in v for v in found), found

@@ -6,6 +6,8 @@ import json
 
 import streamlit as st
 
+from memory import DEFAULT_DAYS, DEFAULT_FLOOR
+
 from lab import engine, state, views
 from lab.i18n import headers, t
 
@@ -49,6 +51,7 @@ def main() -> None:
     frame = views.records_frame(records, lab.data.labels)
     if frame.empty:
         st.info(t("inspector.empty"))
+        _render_forgetting(lab, owners)
         return
     c1, c2 = st.columns(2)
     categories = c1.multiselect(t("inspector.category"), sorted(frame["category"].unique()), key=f"{PAGE}.category",
@@ -69,6 +72,27 @@ def main() -> None:
     d2.download_button(t("inspector.trace"), trace.encode("utf-8"),
                        file_name="trace.json", mime="application/json", key=f"{PAGE}.trace", on_click="ignore",
                        width="stretch")
+    _render_forgetting(lab, owners)
+
+
+def _render_forgetting(lab: engine.Lab, owners: list[engine.Owner]) -> None:
+    """The forgetting pass (memory.forget) for the users shown: archive facts that stayed cold, at the scenario's now."""
+    with st.expander(t("inspector.forget_title")):
+        st.caption(t("inspector.forget_lead", rate=lab.config.decay_rate))
+        c1, c2 = st.columns(2)
+        floor = c1.slider(t("inspector.forget_floor"), 0.0, 1.0, DEFAULT_FLOOR, 0.01, key=f"{PAGE}.floor",
+                          help=t("inspector.forget_floor_help"))
+        days = c2.slider(t("inspector.forget_days"), 0, 365, DEFAULT_DAYS, 1, key=f"{PAGE}.days",
+                         help=t("inspector.forget_days_help"))
+        if st.button(t("inspector.forget_run", n=len(owners)), key=f"{PAGE}.forget"):
+            reports = [lab.archive_cold(owner, floor=floor, days=days) for owner in owners]
+            st.session_state[f"{PAGE}.forgot"] = [(r.tenant_id, r.user_id, r.checked, len(r.archived)) for r in reports]
+            st.rerun()
+        done = st.session_state.get(f"{PAGE}.forgot")
+        if done:
+            archived = sum(n for *_, n in done)
+            st.success(t("inspector.forget_done", archived=archived, checked=sum(c for _, _, c, _ in done),
+                         users=len(done)))
 
 
 main()

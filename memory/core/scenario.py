@@ -100,7 +100,7 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
 
     With ``max_messages``, a file of more messages is refused (TooManyMessagesError) before any is validated.
     """
-    data = _load_json(raw, source)
+    data = load_json(raw, source)
     count = len(data["messages"]) if isinstance(data, dict) and isinstance(data.get("messages"), list) else 0
     if max_messages is not None and count > max_messages:
         raise TooManyMessagesError(f"{shown(source)}: field 'messages' holds {count:,} messages; the limit is "
@@ -169,7 +169,7 @@ def read_data_file(path: str | Path, what: str) -> bytes:
     return read_regular_file(path, what=what)
 
 
-def _load_json(raw: bytes | str, source: str) -> Any:
+def load_json(raw: bytes | str, source: str) -> Any:
     """Parse JSON text; every malformed input is a one-line DataFileError naming ``source`` (and the item).
 
     Refused: bytes that are not UTF-8, invalid JSON, ``NaN``/``Infinity`` literals, numbers of more than

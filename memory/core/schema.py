@@ -223,8 +223,8 @@ class MemoryRecord:
     user_id: str
     content: str
     session_id: str = "default"
-    category: str = "episodic_fact"
-    security_level: str = "tenant_internal"
+    category: Category = "episodic_fact"
+    security_level: SecurityLevel = "tenant_internal"
     created_at: float = 0.0
     last_accessed_at: float = 0.0
     valid_until: float = FOREVER
@@ -317,7 +317,7 @@ class Dropped:
     """A candidate that did not reach the context, and the stage that dropped it."""
 
     hit: Hit
-    stage: str
+    stage: Stage
     """One of STAGES."""
     reason: str
     """A sentence a person can read (English)."""

@@ -173,7 +173,7 @@ class SentenceTransformerEmbedder:
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        unique, where = _dedupe(texts)
+        unique, where = dedupe(texts)
         if len(unique) <= self.batch_size:  # one batch: padded to its longest text whatever the order
             return self._encode(unique)[where]
         out = np.empty((len(unique), self.dim), dtype=np.float32)
@@ -210,7 +210,7 @@ def padded_tokens(lengths: np.ndarray, batches: Sequence[np.ndarray]) -> int:
     return int(sum(int(lengths[b].max()) * len(b) for b in batches if len(b)))
 
 
-def _dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+def dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """The distinct texts (first-seen order) and, for each input, the row of its distinct text."""
     index: dict[str, int] = {}
     where = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
@@ -252,7 +252,7 @@ class E5Embedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        unique, where = _dedupe(texts)
+        unique, where = dedupe(texts)
         with _E5_LOCK:
             vecs = np.array(self._model.encode(unique, is_query=self._is_query), dtype=np.float32).reshape(len(unique), self.dim)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)

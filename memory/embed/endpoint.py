@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from memory.embed.embedders import _dedupe
+from memory.embed.embedders import dedupe
 from memory.core.errors import EmbedderError
 
 URL_ENV = "MEMORY_EMBEDDINGS_URL"
@@ -102,7 +102,7 @@ class EndpointEmbedder:
         """Rows in input order; identical texts are sent once, distinct ones in batches of ``batch_size``."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        unique, where = _dedupe(texts)
+        unique, where = dedupe(texts)
         out = np.empty((len(unique), self.dim), dtype=np.float32)
         count = math.ceil(len(unique) / self.batch_size)
         for number, start in enumerate(range(0, len(unique), self.batch_size), start=1):

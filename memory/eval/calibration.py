@@ -47,8 +47,8 @@ from memory.eval.datasets import Dataset
 from memory.eval.pairs import load_pairs, pair_similarities, shipped_pair_files
 from memory.embed.embedders import Embedder, make_embedder
 from memory.core.errors import InputError
-from memory.eval.ranking import MODES, Rankings, rank
-from memory.eval.study import AT_K, _ranking_metrics
+from memory.eval.ranking import MODES, Mode, Rankings, check_mode, rank
+from memory.eval.study import AT_K, ranking_metrics
 from memory.eval.results import AtK
 from memory.eval.vectors import KnownVectors
 
@@ -73,7 +73,7 @@ PERCENTS = np.linspace(0.0, 100.0, 101)
 class Calibration:
     """One (mode, embedder) run over a dataset."""
 
-    mode: str
+    mode: Mode
     embedder: str | None
     """The dense embedder's name; None in lexical mode."""
     scorer: str
@@ -186,7 +186,7 @@ def compare(
                 loaded[key] = KnownVectors(make_embedder(embedder) if isinstance(embedder, str) else embedder, {})
             emb = loaded[key]
         # rank() reports while it runs, inside this iteration, so the lambda's i is this run's
-        ranked = rank(dataset, mode=mode, embedder=emb,
+        ranked = rank(dataset, mode=check_mode(mode), embedder=emb,
                       progress=lambda done, total: report(i * total + done, len(runs) * total))
         out.append(calibrate(ranked))
     return out
@@ -204,7 +204,7 @@ def calibrate(ranked: Rankings) -> Calibration:
         wanted = set(rq.question.relevant)
         for record, score in rq.candidates.active:
             (relevant if record.message_id in wanted else irrelevant).append(score)
-    at_k, _ = _ranking_metrics(ranked.questions)
+    at_k, _ = ranking_metrics(ranked.questions)
     return Calibration(ranked.mode, ranked.embedder, ranked.scorer, at_k,
                        np.asarray(relevant, dtype=np.float64), np.asarray(irrelevant, dtype=np.float64), rankings)
 

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.core.errors import DataFileError, InputError
 from memory.core.schema import Message, parse_time
-from memory.core.scenario import Scenario, _load_json, load_scenario, read_data_file, shipped_scenarios
+from memory.core.scenario import Scenario, load_json, load_scenario, read_data_file, shipped_scenarios
 
 Unit = Literal["turns", "facts"]
 UNITS: tuple[str, ...] = ("turns", "facts")
@@ -116,7 +116,7 @@ class Dataset:
     """The file it was read from."""
     kind: str
     """``scenario`` or ``locomo``."""
-    unit: str
+    unit: Unit
     """``turns`` or ``facts``."""
     memories: tuple[DataMemory, ...]
     questions: tuple[DataQuestion, ...]
@@ -144,7 +144,7 @@ class Dataset:
         }
 
 
-def load_dataset(spec: str | Path, *, unit: str = "turns") -> Dataset:
+def load_dataset(spec: str | Path, *, unit: Unit = "turns") -> Dataset:
     """``locomo:PATH``, a scenario file path, or the stem of a shipped scenario (``workshop_en``)."""
     _check_unit(unit)
     text = str(spec)
@@ -158,7 +158,7 @@ def load_dataset(spec: str | Path, *, unit: str = "turns") -> Dataset:
     return scenario_dataset(path)
 
 
-def _check_unit(unit: str) -> None:
+def _check_unit(unit: object) -> None:
     if unit not in UNITS:
         raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
 
@@ -227,17 +227,17 @@ _DIA_ID = re.compile(r"D\d+:\d+")
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %d %B %Y", "%I:%M %p on %d %b %Y")
 
 
-def load_locomo(path: str | Path, *, unit: str = "turns") -> Dataset:
+def load_locomo(path: str | Path, *, unit: Unit = "turns") -> Dataset:
     """Read a LoCoMo-format JSON file (a list of samples) as a Dataset of ``turns`` or ``facts``."""
     _check_unit(unit)
     return parse_locomo(read_data_file(path, "LoCoMo file"), source=str(path), unit=unit)
 
 
-def parse_locomo(raw: bytes | str, *, source: str, unit: str = "turns") -> Dataset:
+def parse_locomo(raw: bytes | str, *, source: str, unit: Unit = "turns") -> Dataset:
     """LoCoMo-format JSON given as bytes or text (already read, e.g. through the size cap); ``source`` names
     the file in errors and the dataset (``locomo:<file name>``)."""
     _check_unit(unit)
-    data = _load_json(raw, source)
+    data = load_json(raw, source)
     if not isinstance(data, list) or not data:
         raise DataFileError(f"{source}: the top level must be a non-empty JSON list of LoCoMo samples")
     notes: Counter[str] = Counter()
@@ -369,7 +369,7 @@ def _facts(sample: _Sample, where: str, turn_ids: set[str], times: dict[int, flo
 
 
 def _questions(
-    sample: _Sample, where: str, turn_ids: set[str], memories: list[DataMemory], unit: str, as_of: float,
+    sample: _Sample, where: str, turn_ids: set[str], memories: list[DataMemory], unit: Unit, as_of: float,
     notes: Counter,
 ) -> list[DataQuestion]:
     by_turn: dict[str, list[str]] = {}

@@ -15,12 +15,12 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from memory.write.adjudicate import VERDICTS, judge_reason, plain_rule
+from memory.write.adjudicate import VERDICTS, Verdict, judge_reason, plain_rule
 from memory.core.reasons import Reason
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import Embedder
 from memory.core.errors import DataFileError
-from memory.core.scenario import FIXTURES_DIR, _load_json, read_data_file
+from memory.core.scenario import FIXTURES_DIR, load_json, read_data_file
 
 MAX_TEXT_CHARS = 10_000
 
@@ -58,7 +58,7 @@ class PairResult:
     """Cosine similarity of the two texts with the chosen embedder (higher is more similar)."""
     plain_rule: str
     """The two-band rule: duplicate, update or new."""
-    decision: str
+    decision: Verdict
     """The governed decision: duplicate, update, coexist or new."""
     why: Reason
     """Why the governed rule decided so: the rule that fired and its parameters."""
@@ -142,7 +142,7 @@ def load_pairs(path: str | Path) -> list[PairItem]:
 
 def parse_pairs(raw: bytes | str, *, source: str) -> list[PairItem]:
     """Validate pair JSON given as bytes or text; ``source`` names it in errors."""
-    data = _load_json(raw, source)
+    data = load_json(raw, source)
     if not isinstance(data, list):
         raise DataFileError(f"{source}: the top level must be a JSON list of pairs, got {type(data).__name__}")
     if not data:

@@ -35,7 +35,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Literal
+from typing import Callable, Literal, cast
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class Rankings:
     """Every question of a dataset, scored once by one retrieval mode."""
 
     dataset: Dataset
-    mode: str
+    mode: Mode
     """dense, lexical or hybrid."""
     embedder: str | None
     """The dense embedder's name; None in lexical mode."""
@@ -113,16 +113,16 @@ class Rankings:
     """Texts the embedder was asked for after the single pass (0: nothing was encoded twice)."""
 
 
-def check_mode(mode: str) -> str:
+def check_mode(mode: str) -> Mode:
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return mode
+    return cast(Mode, mode)
 
 
 def rank(
     dataset: Dataset,
     *,
-    mode: str = "dense",
+    mode: Mode = "dense",
     embedder: str | Embedder = "minilm",
     hybrid_weight: float = HYBRID_WEIGHT,
     progress: Progress | None = None,
@@ -283,4 +283,4 @@ class _LexicalIndex:
 
 def _drop(manager: MemoryManager) -> None:
     """Delete the study's workspace (best effort: a leftover in-memory collection is harmless)."""
-    manager.store.drop()
+    manager.drop()

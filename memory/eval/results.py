@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.core.errors import InputError
+from memory.eval.datasets import Unit
+from memory.eval.ranking import Mode
 
 _DIGITS = 6
 """Output values are rounded to this many decimals (the same numbers every run)."""
@@ -124,8 +126,8 @@ class StudyResult:
     """Dataset name (``workshop-en``, ``locomo:locomo-sample.json``)."""
     source: str
     """The file it was read from."""
-    unit: str
-    mode: str
+    unit: Unit
+    mode: Mode
     embedder: str | None
     scorer: str
     """What the threshold applies to, in words."""

@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memory.core.config import MemoryConfig
-from memory.eval.datasets import Dataset, DataQuestion, load_dataset
+from memory.eval.datasets import Dataset, DataQuestion, Unit, load_dataset
 from memory.embed.embedders import Embedder
 from memory.core.errors import InputError
 from memory.runtime.recall import govern
-from memory.eval.ranking import HYBRID_WEIGHT, RankedQuestion, Rankings, rank
+from memory.eval.ranking import HYBRID_WEIGHT, Mode, RankedQuestion, Rankings, rank
 from memory.core.schema import Hit
 from memory.eval.pools import CompositePool, composite_pools
 from memory.eval.results import (  # noqa: F401 - re-exported: the study API in one import
@@ -200,12 +200,12 @@ def parse_rule(rule: str | Rule) -> Rule:
 def run_study(
     dataset: Dataset | str | Path,
     *,
-    mode: str = "dense",
+    mode: Mode = "dense",
     embedder: str | Embedder = "minilm",
     thresholds: Any = DEFAULT_THRESHOLDS,
     top_ks: Any = DEFAULT_TOP_KS,
     decay_rates: Any = DEFAULT_DECAY_RATES,
-    unit: str = "turns",
+    unit: Unit = "turns",
     rule: str | Rule = "f1",
     token_budget: int | None = None,
     hybrid_weight: float = HYBRID_WEIGHT,
@@ -275,7 +275,7 @@ def sweep(
                              by_category={c: per_cat[c].metrics() for c in sorted(per_cat, key=category_key)}))
         if progress:
             progress(done, len(settings))
-    at_k, at_k_by_cat = _ranking_metrics(rankings.questions)
+    at_k, at_k_by_cat = ranking_metrics(rankings.questions)
     return StudyResult(
         dataset=data.name, source=data.source, unit=data.unit, mode=rankings.mode, embedder=rankings.embedder,
         scorer=rankings.scorer, questions=len(data.questions), answerable=sum(q.answerable for q in data.questions),
@@ -420,7 +420,7 @@ class _Tally:
         )
 
 
-def _ranking_metrics(questions: Sequence[RankedQuestion]) -> tuple[dict[int, AtK], dict[str, dict[int, AtK]]]:
+def ranking_metrics(questions: Sequence[RankedQuestion]) -> tuple[dict[int, AtK], dict[str, dict[int, AtK]]]:
     groups: dict[str, list[tuple[list[str], set[str]]]] = {}
     everything: list[tuple[list[str], set[str]]] = []
     for rq in questions:

@@ -58,16 +58,16 @@ def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str,
     """
     validate_identifier(tenant_id, "tenant_id")
     validate_identifier(user_id, "user_id")
-    store, texts = manager.store, manager.store.texts
+    store = manager.store
     owner = (tenant_id, user_id)
     evidence = Evidence.collect(manager, tenant_id, user_id)
 
     removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
-    counts = texts.erase_owner(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
+    counts = store.erase_owner_texts(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
     others_touched = counts.pop("others_touched")
     removed.update(counts)
     removed["cache"] = manager.clear_caches()
-    texts.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
+    store.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
     return Erased(tenant_id, user_id, evidence, removed, others_touched)
 
 
@@ -126,25 +126,24 @@ class Evidence:
     def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "Evidence":
         store = manager.store
         found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
-        ids, blobs = store.texts.vectors(tenant_id, user_id)
+        ids, blobs = store.owner_vector_bytes(tenant_id, user_id)
         contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], tenant_id=tenant_id,
                                                                 user_id=user_id).values()}
         vectors = [(contents[i], b) for i, b in zip(ids, blobs) if b and i in contents]
-        collection = store.texts.collection_of(tenant_id, user_id)
-        return cls(found, collection, store.texts.vector_ids(tenant_id, user_id), vectors,
+        collection = store.collection_of(tenant_id, user_id)
+        return cls(found, collection, store.owner_vector_ids(tenant_id, user_id), vectors,
                    store.chroma_segments(collection) if collection else None)
 
 
 def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
     """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
-    texts = manager.store.texts
     found = [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
     found += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
     summary = manager.summary(tenant_id=tenant_id, user_id=user_id)
     found += [summary] if summary else []
-    for entry in texts.decisions(tenant_id, user_id):  # the fact and the stored fact it was judged against
+    for entry in manager.decisions(tenant_id=tenant_id, user_id=user_id):  # the fact and the stored fact it was judged against
         found += [entry.get("fact") or "", (entry.get("candidate") or {}).get("text") or ""]
-    for _, plan in texts.journal_pending():
+    for _, plan in manager.pending_plans():
         found += _plan_texts(Plan.from_json(plan), (tenant_id, user_id))
     return sorted({t for t in found if t})
 
@@ -153,7 +152,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
                   disk_scan: bool = False) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
-    rows = store.texts.count_owner_rows(tenant_id, user_id)
+    rows = store.owner_rows(tenant_id, user_id)
     checks = [
         PathCheck("recent_window", rows["window"]),
         PathCheck("summary", rows["summaries"]),
@@ -213,7 +212,7 @@ def _collection_left(store: Any, name: str | None) -> int:
 
 
 def _journal_mentions(manager: "MemoryManager", owner: tuple[str, str]) -> int:
-    return sum(1 for _, plan in manager.store.texts.journal_pending() if owner in Plan.from_json(plan).owners())
+    return sum(1 for _, plan in manager.pending_plans() if owner in Plan.from_json(plan).owners())
 
 
 def _scrub(plan: dict[str, Any], owner: tuple[str, str]) -> dict[str, Any] | None:
@@ -235,7 +234,7 @@ def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased
     if not canaries:
         return set()
     others = []
-    for tenant_id, user_id in manager.store.texts.owners():
+    for tenant_id, user_id in manager.owners():
         if (tenant_id, user_id) == erased:
             continue
         others += [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]

@@ -99,8 +99,8 @@ def forget(
         cold = [r for r in records if now - cold_since(r, decay_rate=rate, floor=floor) >= days * DAY]
         if cold:
             manager.store.update([replace(r, archived=True) for r in cold])
-            manager.store.texts.audit("forget", tenant_id, user_id, actor="lifecycle",
-                                      detail={"archived": len(cold), "floor": floor, "days": days})
+            manager.store.audit("forget", tenant_id, user_id, actor="lifecycle",
+                                detail={"archived": len(cold), "floor": floor, "days": days})
     return ForgetReport(tenant_id, user_id, now, floor, days, len(records), [r.memory_id for r in cold])
 
 

@@ -170,8 +170,8 @@ class MemoryManager:
                 vectors_of = self._embed_fresh(messages[start : start + max(EMBED_CHUNK, batch_size)])
             vectors = np.stack([vectors_of[r.memory_id] for r in records]) if records else None
             applied = self.apply(Plan(add=records, vectors=vectors, window=fresh,
-                                      ingested=_marks(fresh)), epochs=epochs)
-            erased = {(t, u) for t, u, _ in _marks(fresh)} - {(t, u) for t, u, _ in applied.ingested}
+                                      ingested=commit_marks(fresh)), epochs=epochs)
+            erased = {(t, u) for t, u, _ in commit_marks(fresh)} - {(t, u) for t, u, _ in applied.ingested}
             by_id = {r.memory_id: r for r in records}
             for m in batch:
                 rid, owner = memory_id_for(m), (m.tenant_id, m.user_id)
@@ -500,7 +500,7 @@ class MemoryManager:
 
     def owners(self) -> list[tuple[str, str]]:
         """Every (tenant, user) this workspace holds anything of: long-term records, a recent window or a summary."""
-        return sorted(set(self.store.owners()) | set(self.store.texts.owners()))
+        return sorted(set(self.store.owners()) | set(self.store.text_owners()))
 
     def count(self, *, tenant_id: str, user_id: str) -> int:
         """The user's long-term records (the archive included), counted by the store."""
@@ -512,7 +512,20 @@ class MemoryManager:
 
     def audit_log(self) -> list[dict[str, Any]]:
         """The workspace's audit trail (erasures, forgetting passes, ...), oldest first."""
-        return self.store.texts.audit_log()
+        return self.store.audit_log()
+
+    def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
+        """The user's logged write-path decisions, oldest first (only one message's with ``message_id``)."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        return self.store.decisions(tenant_id, user_id, message_id=message_id)
+
+    def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Journaled write plans not committed yet (a crashed writer's, or one being applied now)."""
+        return self.store.pending_plans()
+
+    def close(self) -> None:
+        """Close the workspace's text file; the manager is not usable afterwards."""
+        self.store.close()
 
     def drop(self) -> None:
         """Delete the whole workspace: every owner's collection and the text file (the lab releasing a lab)."""
@@ -544,7 +557,7 @@ def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 
             time.sleep(pause * (2**attempt))
 
 
-def _marks(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
+def commit_marks(messages: Sequence[Message]) -> list[tuple[str, str, str]]:
     """Commit marks of messages: their identity (what :meth:`MemoryManager.not_ingested` reads) and their id
     (for readers that look a message up by the id the caller gave it)."""
     return [mark for m in messages for mark in ((m.tenant_id, m.user_id, memory_id_for(m)),

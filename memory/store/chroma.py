@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -245,6 +245,52 @@ class MemoryStore:
         if name is None:
             return {"long_term_vectors": 0}
         return {"long_term_vectors": self._delete_collection(name)}
+
+    def erase_owner_texts(self, tenant_id: str, user_id: str, *,
+                          scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
+        """Delete every text-store row of the owner (records, window, summary, decision log, ingestion marks,
+        registry entry) and scrub its part out of pending write plans; counts per path, and ``others_touched``."""
+        return self.texts.erase_owner(*_check_owner(tenant_id, user_id), scrub_plan=scrub_plan)
+
+    def owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
+        """How many rows the owner has left in each text-store table (what an erasure's verification counts)."""
+        return self.texts.count_owner_rows(*_check_owner(tenant_id, user_id))
+
+    def owner_vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
+        """The ids under which the owner's vectors were given to Chroma (random, see TextStore.put_records)."""
+        return self.texts.vector_ids(*_check_owner(tenant_id, user_id))
+
+    def owner_vector_bytes(self, tenant_id: str, user_id: str) -> tuple[list[str], list[bytes]]:
+        """(memory ids, raw float32 vector bytes) of the owner's records, as the text store keeps them."""
+        return self.texts.vectors(*_check_owner(tenant_id, user_id))
+
+    def collection_of(self, tenant_id: str, user_id: str) -> str | None:
+        """The name of the owner's Chroma collection (None: the owner has none)."""
+        return self.texts.collection_of(*_check_owner(tenant_id, user_id))
+
+    def text_owners(self) -> list[tuple[str, str]]:
+        """Every (tenant, user) with any text-store row (records, window, summary, ...)."""
+        return self.texts.owners()
+
+    def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
+        """The owner's logged write-path decisions, oldest first (of one message with ``message_id``)."""
+        return self.texts.decisions(*_check_owner(tenant_id, user_id), message_id=message_id)
+
+    def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Write plans journaled and not committed yet, as (sequence, plan)."""
+        return self.texts.journal_pending()
+
+    def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
+        """Append one entry to the workspace's audit trail."""
+        self.texts.audit(action, tenant_id, user_id, actor=actor, detail=detail)
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        """The workspace's audit trail, oldest first."""
+        return self.texts.audit_log()
+
+    def close(self) -> None:
+        """Close the text file (the Chroma client is shared per folder and stays open)."""
+        self.texts.close()
 
     def chroma_traces(self, needles: list[bytes]) -> list[tuple[bytes, int]] | None:
         """Where Chroma's database file still holds one of ``needles`` (vector ids, raw vectors), live or in

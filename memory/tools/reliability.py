@@ -130,7 +130,7 @@ def check_erasure(embedder: Embedder, scale: int, folder: Path) -> Check:
     check.failures += len(found)
     changed = sum(mm.store.count(*o) != n for o, n in others_before.items())
     check.failures += changed
-    audit = mm.store.texts.audit_log()
+    audit = mm.audit_log()
     check.failures += sum(c in json.dumps(audit) for c in all_canaries)
     check.figures = {"erased_users": len(victims), "canary_bytes_before": present_before,
                      "canary_bytes_left": len(found), "other_users_changed": changed,
@@ -241,7 +241,7 @@ def check_crashes(scale: int, folder: Path, *, rounds: int) -> Check:
     state = mm.store.consistency()
     orphans = state["vectors_without_record"] + state["records_without_vector"]
     duplicates = state["duplicates"]
-    check.failures += lost + orphans + duplicates + len(mm.store.texts.journal_pending())
+    check.failures += lost + orphans + duplicates + len(mm.pending_plans())
     check.figures.update(messages=len(msgs), records_lost=lost, orphans=orphans, duplicates=duplicates,
                          plans_rolled_forward=recovered)
     return check

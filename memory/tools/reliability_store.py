@@ -65,13 +65,13 @@ def check_write_failure(embedder: Embedder, scale: int, folder: Path) -> Check:
             figures["raised"] += 1
         finally:
             setattr(mm.store, half, original)
-        figures["pending_plans"] += len(mm.store.texts.journal_pending())
+        figures["pending_plans"] += len(mm.pending_plans())
         mm.erase_user(tenant_id="acme", user_id="alice")
-        mm.store.texts.close()
+        mm.close()
         reopened = MemoryManager(embedder=embedder, location=StoreLocation(data_dir=data), workspace="faults")
         figures["records_back"] += len(reopened.records(tenant_id="acme", user_id="alice")) + reopened.recovered
         figures["canary_bytes"] += len(scan_for_bytes(data, [canary]))
-        reopened.store.texts.close()
+        reopened.close()
         check.cases += 1
     check.failures = (check.cases - figures["raised"]) + figures["pending_plans"] + figures["records_back"] \
         + figures["canary_bytes"]
@@ -144,9 +144,9 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
                 process_error = (err.strip().splitlines() or ["(no output)"])[-1][:300]
             replayed += json.loads(out.strip().splitlines()[-1]) if p.returncode == 0 else 0
         mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=data), workspace="shared")
-        leftovers += mm.recovered + len(mm.store.texts.journal_pending())
+        leftovers += mm.recovered + len(mm.pending_plans())
         lost += 20 - mm.store.count()
-        mm.store.texts.close()
+        mm.close()
         check.cases += 1
     failures: list[BaseException] = []
     for run in range(runs):  # eight managers of one process on one folder, writing at once
@@ -166,10 +166,10 @@ def check_shared_folder(embedder: Embedder, scale: int, folder: Path) -> Check:
             t.start()
         for t in threads:
             t.join()
-        leftovers += len(managers[0].store.texts.journal_pending())
+        leftovers += len(managers[0].pending_plans())
         lost += 40 - managers[0].store.count()
         for mm in managers:
-            mm.store.texts.close()
+            mm.close()
         check.cases += 1
     errors += len(failures)
     check.failures = errors + leftovers + lost + replayed
@@ -211,8 +211,8 @@ def check_chroma_files(embedder: Embedder, scale: int, folder: Path) -> Check:
     chroma = folder / "chroma"
     left = {"rows": 0, "ids": 0, "vector_bytes": 0}
     for user in users[:2]:
-        vector_ids = mm.store.texts.vector_ids("acme", user)
-        blobs = [b for b in mm.store.texts.vectors("acme", user)[1] if b]
+        vector_ids = mm.store.owner_vector_ids("acme", user)
+        blobs = [b for b in mm.store.owner_vector_bytes("acme", user)[1] if b]
         mm.erase_user(tenant_id="acme", user_id=user, disk_scan=False)
         left["rows"] += rows_with_ids(chroma, vector_ids)
         left["ids"] += len(scan_for_bytes(chroma, [v.encode("ascii") for v in vector_ids]))

@@ -60,7 +60,7 @@ class Decision:
     """Cosine similarity of fact and candidate (higher is more similar); None without a candidate."""
     plain_rule: str
     """What the two-band rule alone would do: duplicate, update or new."""
-    decision: str
+    decision: Verdict | Literal["bounded"]
     """The governed decision: duplicate, update, coexist or new (``bounded`` for a turn stored raw)."""
     why: Reason
     """The rule that fired and its parameters; a UI renders it in its language."""

@@ -33,7 +33,7 @@ from memory.write.lexicon import (
 )
 from memory.write.reading import Reading, read_statement
 from memory.core.errors import InputError
-from memory.core.schema import validate_text
+from memory.core.schema import Category, validate_text
 
 DEFAULT_MAX_CHARS = 100_000
 """Longest text accepted at all (longer is an InputError)."""
@@ -85,7 +85,7 @@ class Fact:
 
     text: str
     """The fact as a sentence that stands alone ("The user lives in Hangzhou.", "用户住在杭州。")."""
-    category: str
+    category: Category
     """user_profile, preference, episodic_fact or business_rule."""
     entities: tuple[str, ...] = ()
     """Named things, products and amounts in the fact ("smartwatch", "1500", "iPhone 12")."""
@@ -365,7 +365,7 @@ def _fact(text: str) -> Fact:
     )
 
 
-def categorize(reading: Reading) -> str:
+def categorize(reading: Reading) -> Category:
     """user_profile, preference, episodic_fact or business_rule, from the attribute first, then the wording."""
     attr, text = reading.attribute, reading.text.lower()
     if attr.startswith(_PROFILE_ATTRS):

@@ -40,7 +40,7 @@ import queue
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -48,9 +48,9 @@ from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate
 from memory.core.errors import ErasedError, InputError, MemoryLabError
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from memory.store.journal import Plan
-from memory.runtime.manager import _marks, memory_id_for, stamped
+from memory.runtime.manager import commit_marks, memory_id_for, stamped
 from memory.core.reasons import Reason
-from memory.core.schema import MemoryRecord, Message, validate_identifier, validate_text
+from memory.core.schema import Category, MemoryRecord, Message, validate_text
 
 if TYPE_CHECKING:
     from memory.runtime.manager import MemoryManager
@@ -95,7 +95,7 @@ class LogEntry:
     """The message the fact came from."""
     memory_id: str
     """The record that holds the fact afterwards: the new record, or the stored one for a duplicate."""
-    category: str
+    category: Category | Literal[""]
     """The fact's category (candidates were drawn from this category only)."""
     context: str
     """The fact's context qualifier ('' when none)."""
@@ -299,9 +299,7 @@ class Ingestor:
     # --- inspection -------------------------------------------------------------------------
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
         """The persisted decision log of one (tenant, user), oldest first."""
-        tenant_id = validate_identifier(tenant_id, "tenant_id")
-        user_id = validate_identifier(user_id, "user_id")
-        return self.manager.store.texts.decisions(tenant_id, user_id, message_id=message_id)
+        return self.manager.decisions(tenant_id=tenant_id, user_id=user_id, message_id=message_id)
 
     def version_chain(self, memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:
         """Every version of a fact, oldest first (see :func:`memory.runtime.lifecycle.version_chain`)."""
@@ -340,7 +338,7 @@ class Ingestor:
                     add=[r for r, _ in added], vectors=np.stack([v for _, v in added]) if added else None,
                     update=_rebase(manager.store, changed), window=stored,
                     decisions=[(e.tenant_id, e.user_id, e.message_id, e.at, e.to_dict()) for e in entries],
-                    ingested=_marks(stored),
+                    ingested=commit_marks(stored),
                 )
                 applied = manager.apply(plan, epochs=epochs)
         kept = {(t, u) for t, u, _ in applied.ingested}
@@ -348,14 +346,14 @@ class Ingestor:
 
     def _split_done(self, messages: list[Message]) -> tuple[list[Message], list[LogEntry]]:
         """Messages not ingested yet (each identity once), and the logged entries of those that were."""
-        texts = self.manager.store.texts
         fresh = self.manager.not_ingested(messages)
         fresh_keys = {memory_id_for(m) for m in fresh}
         replayed, seen = [], set()
         for m in messages:
             key = memory_id_for(m)
             if key not in fresh_keys and key not in seen:
-                replayed += [_entry_from_log(d) for d in texts.decisions(m.tenant_id, m.user_id, message_id=m.id)
+                replayed += [_entry_from_log(d) for d in self.manager.decisions(tenant_id=m.tenant_id, user_id=m.user_id,
+                                                                      message_id=m.id)
                              if d.get("message_key", key) == key]  # older logs have no key: by id
             seen.add(key)
         return fresh, replayed
