@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from memory.write.adjudicate import VERDICTS, Verdict, judge_reason, plain_rule
+from memory.write.adjudicate import VERDICTS, Judge, Verdict, judge_reason, plain_rule
 from memory.core.reasons import Reason
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import Embedder
@@ -176,13 +176,17 @@ def pair_similarities(pairs: Sequence[PairItem], embedder: Embedder) -> list[flo
 
 
 def decide_pairs(
-    pairs: Sequence[PairItem], similarities: Sequence[float], *, config: MemoryConfig, source: str, embedder: str
+    pairs: Sequence[PairItem], similarities: Sequence[float], *, config: MemoryConfig, source: str, embedder: str,
+    judge: Judge | None = None,
 ) -> PairReport:
-    """The plain rule and the governed decision of every pair at the config's bands; nothing is embedded,
-    so moving the bands only re-runs this."""
+    """The plain rule and the governed decision (``judge``, default the rules) of every pair at the config's bands;
+    nothing is embedded, so moving the bands only re-runs this."""
+    decide = judge or judge_reason
     results = []
     for p, sim in zip(pairs, similarities):
-        verdict, why = judge_reason(p.existing, p.incoming, sim, config=config)
+        verdict, why = decide(p.existing, p.incoming, sim, config=config)
+        if verdict not in VERDICTS:
+            raise ValueError(f"judge {decide!r} returned verdict {verdict!r} for pair {p.id!r}")
         results.append(PairResult(p.id, p.existing, p.incoming, sim, plain_rule(sim, config), verdict, why,
                                   p.expected))
     return PairReport(source=source, embedder=embedder, results=results,
@@ -190,11 +194,12 @@ def decide_pairs(
 
 
 def evaluate_pairs(
-    pairs: list[PairItem], *, embedder: Embedder, config: MemoryConfig | None = None, source: str = "pairs"
+    pairs: list[PairItem], *, embedder: Embedder, config: MemoryConfig | None = None, source: str = "pairs",
+    judge: Judge | None = None,
 ) -> PairReport:
     """Similarity of every pair (one batched embedding call), the plain rule and the governed decision."""
     return decide_pairs(pairs, pair_similarities(pairs, embedder), config=config or MemoryConfig(),
-                        source=source, embedder=embedder.name)
+                        source=source, embedder=embedder.name, judge=judge)
 
 
 def shipped_pair_files() -> dict[str, Path]:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, Sequence
+from functools import cached_property
+from typing import Any, Callable, Literal, Protocol, Sequence
 
 from memory.core.config import MemoryConfig
 from memory.write.reading import Reading, read_statement
@@ -149,70 +150,207 @@ def judge_reason(existing: str | Reading, incoming: str | Reading, similarity: f
     return verdict, Reason(code, params, (similarity, band) if band != verdict else None)
 
 
-def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[Verdict, str, dict[str, Any]]:
-    """(verdict, reason code, its parameters): the first rule that applies, in order."""
-    same_attr = bool(old.attribute) and old.attribute == new.attribute and _subjects_match(old, new)
+@dataclass(frozen=True)
+class Pair:
+    """One (stored, incoming) pair as the rules see it: both readings, the cosine and what several rules ask."""
 
-    # 1. qualifiers: facts that hold under different contexts do not replace each other
-    if old.context != new.context:
-        if old.context and new.context:
-            contexts = {"old_context": old.context, "new_context": new.context}
-            if same_attr or _related(old, new):
-                return "coexist", "coexist.contexts", contexts
-            return "new", "new.other_contexts", contexts
-        if same_attr and not _values_equal(old.value, new.value) or (
-                not same_attr and not old.attribute and _substitution(old, new)):
-            specific = new if new.context else old
-            return "coexist", "coexist.refines", {"context": specific.context}
+    old: Reading
+    new: Reading
+    sim: float
+    cfg: MemoryConfig
 
-    # 2. same subject and attribute: compare value and polarity
-    if same_attr:
-        attribute = {"attribute": old.attribute}
-        if old.negated != new.negated:
-            return "update", "update.polarity", {**attribute, "old": _show(old.value or old.attribute),
-                                                 "old_negated": old.negated,
-                                                 "new": _show(new.value or new.attribute), "new_negated": new.negated}
-        if _values_equal(old.value, new.value):
-            return "duplicate", "duplicate.same_value", {**attribute, "value": _show(new.value)}
-        change = {**attribute, "old": _show(old.value), "new": _show(new.value)}
-        if old.single_valued or new.changed:
-            return "update", "update.value_changed", change
-        return "new", "new.multi_valued", change
+    @cached_property
+    def same_attr(self) -> bool:
+        """Same subject and the same (read) attribute."""
+        return bool(self.old.attribute) and self.old.attribute == self.new.attribute and _subjects_match(self.old, self.new)
 
-    # 3. something stopped, or restarted
-    if new.ceased and _mentions(old, new.value) and not old.ceased:
-        return "update", "update.ceased", {"value": _show(new.value)}
-    if old.ceased and _mentions(new, old.value) and not new.ceased:
-        return "update", "update.resumed", {"value": _show(old.value)}
+    @cached_property
+    def both_qualified(self) -> bool:
+        """Both are qualified, by different contexts."""
+        return self.old.context != self.new.context and bool(self.old.context) and bool(self.new.context)
 
-    # 3b. a change event ("switched from X to Y") whose old value is what the stored fact states
+    @cached_property
+    def one_qualified(self) -> bool:
+        """Exactly one of them is qualified by a context."""
+        return bool(self.old.context) != bool(self.new.context)
+
+    @cached_property
+    def overlap(self) -> float:
+        return _overlap(self.old, self.new)
+
+    @cached_property
+    def conflict(self) -> bool:
+        """Both state numbers, dates or times, and not the same ones."""
+        return _value_conflict(self.old, self.new)
+
+    @cached_property
+    def substitution(self) -> tuple[str, str] | None:
+        return _substitution(self.old, self.new)
+
+    def change(self) -> dict[str, Any]:
+        return {"attribute": self.old.attribute, "old": _show(self.old.value), "new": _show(self.new.value)}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One declarative rule: when it applies, the verdict it gives, and the pairs that show it.
+
+    ``id`` is the reason code a decision carries (``memory.core.reasons``); ``applies`` returns the reason's
+    parameters when the rule decides the pair, None when it leaves it to the next rule. ``fires_on`` are
+    (stored, incoming) pairs this rule decides; ``leaves`` are look-alike pairs it must leave to another rule.
+    tests/test_judge_rules.py runs every rule's own examples, in both languages.
+    """
+
+    id: str
+    verdict: Verdict
+    applies: Callable[[Pair], "dict[str, Any] | None"]
+    fires_on: tuple[tuple[str, str], ...]
+    leaves: tuple[tuple[str, str], ...] = ()
+
+
+def _contexts(p: Pair) -> dict[str, Any]:
+    return {"old_context": p.old.context, "new_context": p.new.context}
+
+
+def _if(condition: bool, params: "dict[str, Any] | None" = None) -> "dict[str, Any] | None":
+    return (params if params is not None else {}) if condition else None
+
+
+def _refines(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.old, p.new
+    refines = p.same_attr and not _values_equal(old.value, new.value) or (
+        not p.same_attr and not old.attribute and p.substitution is not None)
+    return _if(p.one_qualified and refines, {"context": (new if new.context else old).context})
+
+
+def _polarity(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.old, p.new
+    return _if(p.same_attr and old.negated != new.negated,
+               {"attribute": old.attribute, "old": _show(old.value or old.attribute), "old_negated": old.negated,
+                "new": _show(new.value or new.attribute), "new_negated": new.negated})
+
+
+def _change_event_rule(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.old, p.new
     moved = _change_event(new.text)
     if moved and not old.negated and old.subject == new.subject and not _EVENT_EN.search(old.text) \
             and not _THIRD_PARTY.search(old.text) and not _THIRD_PARTY.search(new.text) \
-            and _mentions(old, moved[0].lower()) \
-            and not _mentions(old, moved[1].lower()):
-        return "update", "update.change_event", {"old": moved[0], "new": moved[1]}
+            and _mentions(old, moved[0].lower()) and not _mentions(old, moved[1].lower()):
+        return {"old": moved[0], "new": moved[1]}
+    return None
 
-    # 4. same frame with a word flipped or a value swapped, where no attribute was read
-    if old.negated != new.negated and _same_content(old, new):
-        return "update", "update.polarity_flip", {}
-    subst = None if old.attribute and new.attribute else _substitution(old, new)
+
+def _swapped(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.old, p.new
+    subst = None if old.attribute and new.attribute else p.substitution
     if subst and (old.single_valued and new.single_valued or new.changed):
-        return "update", "update.value_swapped", {"old": _show(subst[0]), "new": _show(subst[1])}
+        return {"old": _show(subst[0]), "new": _show(subst[1])}
+    return None
 
+
+def _different_specifics(p: Pair) -> bool:
+    return _specific(p.old) and _specific(p.new) and p.old.attribute != p.new.attribute
+
+
+def _restatement(p: Pair) -> "dict[str, Any] | None":
+    old, new, cfg, sim = p.old, p.new, p.cfg, p.sim
+    close = p.overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and p.overlap >= 0.3)
+    return _if(not p.conflict and old.negated == new.negated and old.context == new.context and close,
+               {"overlap": round(p.overlap, 4)})
+
+
+RULES: tuple[Rule, ...] = (
+    # 1. qualifiers: facts that hold under different contexts do not replace each other
+    Rule("coexist.contexts", "coexist",
+         lambda p: _if(p.both_qualified and (p.same_attr or _related(p.old, p.new)), _contexts(p)),
+         fires_on=(("On weekdays the user wakes up at 6:30.", "On weekends the user wakes up at 9:00."),
+                   ("At work the user drinks black coffee.", "At home the user drinks green tea."),
+                   ("工作日我6点半起床。", "周末我9点起床。")),
+         leaves=(("工作日我6点半起床。", "我每周二晚上去健身房。"),
+                 ("On weekdays the user wakes up at 6:30.", "The user wakes up at 6:30 on weekdays."))),
+    Rule("new.other_contexts", "new", lambda p: _if(p.both_qualified, _contexts(p)),
+         fires_on=(("工作日我6点半起床。", "我每周二晚上去健身房。"),),
+         leaves=(("At work the user drinks black coffee.", "At home the user drinks green tea."),)),
+    Rule("coexist.refines", "coexist", _refines,
+         fires_on=(("The user drinks black coffee.", "At work the user drinks green tea."),),
+         leaves=(("The user drinks black coffee.", "The user drinks green tea."),)),
+    # 2. same subject and attribute: compare value and polarity
+    Rule("update.polarity", "update", _polarity,
+         fires_on=(("The user is vegetarian.", "The user is no longer vegetarian."),
+                   ("用户是素食者。", "用户不再吃素了。")),
+         leaves=(("The user is vegetarian.", "The user does not eat meat."),)),
+    Rule("duplicate.same_value", "duplicate",
+         lambda p: _if(p.same_attr and _values_equal(p.old.value, p.new.value),
+                       {"attribute": p.old.attribute, "value": _show(p.new.value)}),
+         fires_on=(("The campaign budget is 500,000 yuan.", "The campaign budget is half a million yuan."),
+                   ("The user lives in Hangzhou.", "Hangzhou is where the user lives.")),
+         leaves=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),)),
+    Rule("update.value_changed", "update",
+         lambda p: _if(p.same_attr and (p.old.single_valued or p.new.changed), p.change()),
+         fires_on=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),
+                   ("The user lives in Hangzhou.", "The user lives in Shanghai now.")),
+         leaves=(("The user speaks Japanese.", "The user speaks Korean."),)),
+    Rule("new.multi_valued", "new", lambda p: _if(p.same_attr, p.change()),
+         fires_on=(("The user speaks Japanese.", "The user speaks Korean."),),
+         leaves=(("The user lives in Hangzhou.", "The user lives in Shanghai now."),)),
+    # 3. something stopped, or restarted
+    Rule("update.ceased", "update",
+         lambda p: _if(p.new.ceased and _mentions(p.old, p.new.value) and not p.old.ceased, {"value": _show(p.new.value)}),
+         fires_on=(("I drink three cups of coffee a day.", "I quit coffee last month."),
+                   ("我每天喝三杯咖啡。", "我上个月戒咖啡了。")),
+         leaves=(("I drink three cups of tea a day.", "I quit coffee last month."),)),
+    Rule("update.resumed", "update",
+         lambda p: _if(p.old.ceased and _mentions(p.new, p.old.value) and not p.new.ceased, {"value": _show(p.old.value)}),
+         fires_on=(("I quit coffee last month.", "I drink coffee every morning."),),
+         leaves=(("I quit coffee last month.", "I drink tea every morning."),)),
+    # 3b. a change event ("switched from X to Y") whose old value is what the stored fact states
+    Rule("update.change_event", "update", _change_event_rule,
+         fires_on=(("The user edits code in VS Code.", "The user switched from VS Code to Neovim."),
+                   ("我住在北京。", "我从北京搬到了上海。")),
+         leaves=(("The user edits code in Vim.", "The user switched from VS Code to Neovim."),)),
+    # 4. same frame with a word flipped or a value swapped, where no attribute was read
+    Rule("update.polarity_flip", "update",
+         lambda p: _if(p.old.negated != p.new.negated and _same_content(p.old, p.new)),
+         fires_on=(("用户喜欢跑步。", "用户不再喜欢跑步了。"),),
+         leaves=(("用户喜欢跑步。", "用户喜欢跑步。"),)),
+    Rule("update.value_swapped", "update", _swapped,
+         fires_on=(("会议室的投影仪坏了。", "会议室的投影仪现在修好了。"),),
+         leaves=(("会议室的投影仪坏了。", "会议室的投影仪坏了。"),)),
     # 5. restatement in other words
-    overlap = _overlap(old, new)
-    conflict = _value_conflict(old, new)
-    if _specific(old) and _specific(new) and old.attribute != new.attribute:
-        if not conflict and overlap >= 0.6 and sim >= cfg.duplicate_band:
-            return "duplicate", "duplicate.paraphrase", {}
-        return "new", "new.other_attributes", {"old_attribute": old.attribute, "new_attribute": new.attribute}
-    if not conflict and old.negated == new.negated and old.context == new.context:
-        if overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and overlap >= 0.3):
-            return "duplicate", "duplicate.restatement", {"overlap": round(overlap, 4)}
-    if conflict:
-        return "new", "new.values_differ", {}
-    return "new", "new.unrelated", {}
+    Rule("duplicate.paraphrase", "duplicate",
+         lambda p: _if(_different_specifics(p) and not p.conflict and p.overlap >= 0.6 and p.sim >= p.cfg.duplicate_band),
+         fires_on=(("用户喜欢爵士乐。", "用户爱听爵士乐。"),),
+         leaves=(("The user lives in Hangzhou.", "The user works as a nurse."),)),
+    Rule("new.other_attributes", "new",
+         lambda p: _if(_different_specifics(p), {"old_attribute": p.old.attribute, "new_attribute": p.new.attribute}),
+         fires_on=(("The user lives in Hangzhou.", "The user works as a nurse."),
+                   ("I am allergic to peanuts.", "My favourite fruit is mango.")),
+         leaves=(("The user lives in Hangzhou.", "Hangzhou is where the user lives."),)),
+    Rule("duplicate.restatement", "duplicate", _restatement,
+         fires_on=(("用户会说德语。", "用户能讲德语。"),),
+         leaves=(("用户今年29岁。", "用户有两个姐姐。"),)),
+    Rule("new.values_differ", "new", lambda p: _if(p.conflict),
+         fires_on=(("用户今年29岁。", "用户有两个姐姐。"),),
+         leaves=(("The team has 15 members.", "The team meets every Monday."),)),
+    Rule("new.unrelated", "new", lambda p: {},
+         fires_on=(("The team has 15 members.", "The team meets every Monday."),)),
+)
+"""The rules, in order: the first that applies decides (both languages; the readers differ, the rules do not)."""
+
+
+def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[Verdict, str, dict[str, Any]]:
+    """(verdict, reason code, its parameters): the first rule of RULES that applies."""
+    pair = Pair(old, new, sim, cfg)
+    for rule in RULES:
+        params = rule.applies(pair)
+        if params is not None:
+            return rule.verdict, rule.id, params
+    raise AssertionError("new.unrelated applies to every pair")
+
+
+def fired_rule(existing: str, incoming: str, similarity: float, *, config: MemoryConfig | None = None) -> str:
+    """The id of the rule that decides a pair (what a decision's reason code names)."""
+    return _judge(read_statement(existing), read_statement(incoming), similarity, config or MemoryConfig())[1]
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -285,8 +423,17 @@ def _mentions(reading: Reading, value: str) -> bool:
     if reading.language == "zh":
         core = "".join(reading.tokens)
         return _norm_value(value) in core or set(value) <= set(reading.tokens)
-    words = [w for w in re.findall(r"[a-z0-9]+", value) if len(w) > 2]
-    return bool(words) and all(any(t.startswith(w[:4]) for t in reading.tokens) for w in words)
+    words = re.findall(r"[a-z0-9]+", value)
+    long_words = [w for w in words if len(w) > 2]
+    if not long_words:
+        return False
+    short = [w for w in words if len(w) == 2 and w not in _FUNCTION_WORDS_EN]  # "vs" of "VS Code" counts too
+    text = reading.text.lower()
+    return all(any(t.startswith(w[:4]) for t in reading.tokens) for w in long_words) and \
+        all(re.search(rf"\b{w}\b", text) for w in short)
+
+
+_FUNCTION_WORDS_EN = frozenset("an as at be by do go he if in is it me my no of on or so to up us we".split())
 
 
 def _content(r: Reading) -> list[str]:

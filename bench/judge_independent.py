@@ -1,0 +1,49 @@
+"""The judge conformance suite on every labelled pair set: the rule judge, and the plain two-band rule beside it.
+
+Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
+ones (fixtures/independent/: dev_* may be tuned on, test_* is only measured). Similarity from MiniLM (the lab's
+default model). This is a count, not a timing. Results: bench/results/judge_independent.json and .md.
+
+    python -m bench.judge_independent [--quick] [--embedder NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bench.common import write_results
+from memory import MemoryConfig, make_embedder
+from memory.eval.conformance import conformance_sets, format_conformance, run_conformance
+from memory.eval.pairs import plain_rule
+from memory.core.reasons import Reason
+
+
+def plain_judge(existing: str, incoming: str, similarity: float, *, config: MemoryConfig):
+    """The A6 article's two cosine bands, as a judge (what the write path would do without the rules)."""
+    return plain_rule(similarity, config), Reason("new.unrelated")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="the independent test sets only")
+    p.add_argument("--embedder", default="minilm", help="the model whose cosine the judges see (default minilm)")
+    a = p.parse_args(argv)
+    embedder = make_embedder(a.embedder)
+    sets = conformance_sets()
+    if a.quick:
+        sets = {k: v for k, v in sets.items() if k.startswith("independent/test")}
+    rules = run_conformance(None, embedder=embedder, sets=sets)
+    plain = run_conformance(plain_judge, embedder=embedder, sets=sets)
+    table = "\n".join([
+        f"The rule judge (memory.write.adjudicate.RULES), similarity from {embedder.name}:", "",
+        format_conformance(rules), "",
+        "The plain two-band rule on the same pairs:", "", format_conformance(plain)])
+    write_results("judge_independent", {"embedder": embedder.name, "quick": a.quick,
+                                        "rules": [r.to_dict() for r in rules],
+                                        "plain": [r.to_dict() for r in plain]}, table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

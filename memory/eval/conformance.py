@@ -1,0 +1,85 @@
+"""The judge conformance suite: labelled pair sets any write-path judge must pass.
+
+A judge (:class:`memory.write.adjudicate.Judge`: the rules, a model behind an endpoint, your own) passes a set
+when it makes **no silent loss** (an update taken for a duplicate: the new value is dropped), **no wrong
+retirement** (a coexisting or new fact taken for an update: a valid fact is retired) and **no dropped fact** (a new
+or coexisting fact taken for a duplicate: it is never stored). Those three lose data; the other mistakes (a stale fact kept, a duplicate stored twice) cost context quality and count against accuracy
+only. A suite can also ask for an accuracy floor.
+
+The sets: the project's own (``fixtures/dedup_pairs_*.json``, which the rules were written against) and two
+independent ones (``fixtures/independent/``), written by helpers who saw only the four verdicts' definitions,
+never the rules: ``dev_*`` may be looked at while changing a judge, ``test_*`` only measured
+(fixtures/independent/README.md). ``python -m bench judge_independent`` reports every set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from memory.core.config import MemoryConfig
+from memory.core.scenario import FIXTURES_DIR
+from memory.embed.embedders import Embedder
+from memory.eval.pairs import PairReport, evaluate_pairs, load_pairs
+from memory.write.adjudicate import Judge
+
+DATA_LOSING = ("silent_loss", "wrong_retire", "dropped")
+"""The mistakes that lose data: a conforming judge makes none of them (``dropped``: a new or coexisting fact taken
+for a duplicate, so never stored, loses data as surely as the other two)."""
+INDEPENDENT_DIR = FIXTURES_DIR / "independent"
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """One judge on one labelled pair set."""
+
+    name: str
+    pairs: int
+    accuracy: float
+    errors: dict[str, int]
+    """Mistakes by kind (memory.eval.pairs.ERROR_KINDS)."""
+    report: PairReport
+
+    @property
+    def data_lost(self) -> int:
+        return sum(self.errors[k] for k in DATA_LOSING)
+
+    def passes(self, min_accuracy: float = 0.0) -> bool:
+        return self.data_lost == 0 and self.accuracy >= min_accuracy
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"set": self.name, "pairs": self.pairs, "accuracy": round(self.accuracy, 4), "errors": self.errors,
+                "data_lost": self.data_lost}
+
+
+def conformance_sets(*, independent: bool = True) -> dict[str, Path]:
+    """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_* and test_*."""
+    sets = {p.stem: p for p in sorted(FIXTURES_DIR.glob("dedup_pairs_*.json"))}
+    if independent:
+        sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))}
+    return sets
+
+
+def run_conformance(judge: Judge | None, *, embedder: Embedder, sets: dict[str, Path] | None = None,
+                    config: MemoryConfig | None = None) -> list[SetResult]:
+    """Run ``judge`` (None: the rules) over every set (default :func:`conformance_sets`); one result per set."""
+    out = []
+    for name, path in (sets if sets is not None else conformance_sets()).items():
+        items = [p for p in load_pairs(path) if p.expected is not None]
+        report = evaluate_pairs(items, embedder=embedder, config=config, source=str(path), judge=judge)
+        accuracy = report.accuracy("governed")
+        assert accuracy is not None  # every item kept is labelled
+        out.append(SetResult(name, len(items), accuracy, report.errors("governed"), report))
+    return out
+
+
+def format_conformance(results: Sequence[SetResult]) -> str:
+    """A Markdown table: accuracy, data-losing mistakes and the rest per set."""
+    lines = ["| set | pairs | accuracy | silent losses | wrong retirements | dropped | stale kept | duplicates stored "
+             "| coexist/new mixed |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        e = r.errors
+        lines.append(f"| {r.name} | {r.pairs} | {r.accuracy:.3f} | {e['silent_loss']} | {e['wrong_retire']} | "
+                     f"{e['dropped']} | {e['stale_kept']} | {e['duplicate_stored']} | {e['other']} |")
+    return "\n".join(lines)

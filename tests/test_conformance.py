@@ -1,0 +1,73 @@
+"""The judge conformance suite (memory/eval/conformance.py) with the real MiniLM: the rule judge passes the
+project's pair sets; a judge that loses data fails them; the independent sets are well formed and apart."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from memory import MemoryConfig, Reason
+from memory.eval.conformance import DATA_LOSING, INDEPENDENT_DIR, conformance_sets, run_conformance
+from memory.eval.pairs import plain_rule
+from memory.write.adjudicate import judge_reason
+
+SHIPPED = conformance_sets(independent=False)
+
+
+def test_the_rule_judge_conforms_on_the_project_sets(minilm):
+    for result in run_conformance(None, embedder=minilm, sets=SHIPPED):
+        assert result.pairs == 107
+        assert result.data_lost == 0, (result.name, result.errors)
+        assert result.passes(min_accuracy=0.95), (result.name, result.accuracy)
+
+
+def test_a_judge_that_loses_data_fails_the_suite(minilm):
+    """The plain two-band rule plugged in as a judge: its silent losses and wrong retirements are caught."""
+    def bands(existing, incoming, similarity, *, config: MemoryConfig):
+        return plain_rule(similarity, config), Reason("new.unrelated")
+
+    results = run_conformance(bands, embedder=minilm, sets=SHIPPED)
+    assert all(not r.passes() for r in results)
+    assert sum(r.errors["silent_loss"] for r in results) > 0 and sum(r.errors["wrong_retire"] for r in results) > 0
+
+
+def test_a_judge_that_always_says_duplicate_loses_every_update(minilm):
+    def lazy(existing, incoming, similarity, *, config: MemoryConfig):
+        return "duplicate", Reason("duplicate.restatement", {"overlap": 1.0})
+
+    result = run_conformance(lazy, embedder=minilm, sets={"en": SHIPPED["dedup_pairs_en"]})[0]
+    labels = Counter(p["expected"] for p in json.loads(SHIPPED["dedup_pairs_en"].read_text(encoding="utf-8")))
+    assert result.errors["silent_loss"] == labels["update"] and result.errors["dropped"] == labels["new"] + labels["coexist"]
+
+
+def test_a_judge_with_a_verdict_outside_the_four_is_refused(minilm):
+    def odd(existing, incoming, similarity, *, config: MemoryConfig):
+        return "merge", Reason("new.unrelated")
+
+    with pytest.raises(ValueError, match="merge"):
+        run_conformance(odd, embedder=minilm, sets={"en": SHIPPED["dedup_pairs_en"]})
+
+
+def test_the_rules_are_the_default_judge(minilm):
+    explicit = run_conformance(judge_reason, embedder=minilm, sets=SHIPPED)
+    default = run_conformance(None, embedder=minilm, sets=SHIPPED)
+    assert [r.report.to_dict() for r in explicit] == [r.report.to_dict() for r in default]
+
+
+def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
+    names = sorted(p.name for p in INDEPENDENT_DIR.glob("*.json"))
+    assert names == ["dev_en.json", "dev_zh.json", "test_en.json", "test_zh.json"]
+    shipped = {(p["existing"], p["incoming"]) for path in SHIPPED.values()
+               for p in json.loads(path.read_text(encoding="utf-8"))}
+    seen: set[tuple[str, str]] = set()
+    for name in names:
+        pairs = json.loads((INDEPENDENT_DIR / name).read_text(encoding="utf-8"))
+        counts = Counter(p["expected"] for p in pairs)
+        assert set(counts) == {"duplicate", "update", "coexist", "new"} and min(counts.values()) >= 29, (name, counts)
+        assert len(pairs) == (120 if name.startswith("test") else 119)  # dev lost the one pair each it shared with test
+        texts = {(p["existing"], p["incoming"]) for p in pairs}
+        assert not texts & shipped and not texts & seen, name  # no pair borrowed from another set
+        seen |= texts
+    assert set(DATA_LOSING) == {"silent_loss", "wrong_retire", "dropped"}

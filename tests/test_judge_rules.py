@@ -1,0 +1,48 @@
+"""The rule judge's declarative rules (memory.write.adjudicate.RULES): each rule decides its own examples and
+leaves its look-alikes to another rule, in English and Chinese, with the real MiniLM similarity (issue 13)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import MemoryConfig
+from memory.core.reasons import CODES
+from memory.write.adjudicate import RULES, VERDICTS, fired_rule
+
+CONFIG = MemoryConfig()
+
+
+def _sim(embedder, existing: str, incoming: str) -> float:
+    a, b = embedder.embed([existing, incoming])
+    return float(a @ b)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_each_rule_decides_its_examples(rule, minilm):
+    assert rule.fires_on, f"{rule.id} has no example"
+    for existing, incoming in rule.fires_on:
+        got = fired_rule(existing, incoming, _sim(minilm, existing, incoming), config=CONFIG)
+        assert got == rule.id, f"{rule.id}: ({existing!r}, {incoming!r}) was decided by {got}"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.leaves], ids=[r.id for r in RULES if r.leaves])
+def test_each_rule_leaves_its_look_alikes(rule, minilm):
+    for existing, incoming in rule.leaves:
+        got = fired_rule(existing, incoming, _sim(minilm, existing, incoming), config=CONFIG)
+        assert got != rule.id, f"{rule.id} took its look-alike ({existing!r}, {incoming!r})"
+
+
+def test_the_rules_are_one_table_with_one_code_each():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    assert all(r.verdict in VERDICTS and r.id.split(".")[0] == r.verdict for r in RULES)
+    verdict_codes = {c for c in CODES if c.split(".")[0] in VERDICTS} - {"new.no_candidate"}
+    assert set(ids) == verdict_codes  # every reason code a verdict can carry names a rule, and back
+    assert RULES[-1].id == "new.unrelated"  # the fallback is last: nothing is retired on a guess
+
+
+def test_every_rule_shows_both_languages_somewhere():
+    """One table for both languages: the examples, taken together, cover English and Chinese."""
+    texts = [t for r in RULES for pair in r.fires_on for t in pair]
+    assert any(all(ord(ch) < 128 for ch in t) for t in texts)
+    assert any(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in texts)
