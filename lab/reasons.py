@@ -29,6 +29,11 @@ ZH_TEMPLATES: dict[str, str] = {
     "duplicate.restatement": "复述：{overlap} 的内容词相同，没有取值不同；强化已存事实。",
     "new.values_differ": "取值不同，但没有找到共同属性，因此不停用任何事实：新事实与旧事实并存。",
     "new.unrelated": "没有共同的属性、取值或措辞：一条独立的事实。",
+    "duplicate.same_content": "向量接近、措辞有重合（{overlap}），且没有取值、条件、人物或变化上的区别：是复述。",
+    "new.adds_value": "新事实在已存事实之外再添一个取值（“{marker}”）：两条都保留。",
+    "update.announced": "新事实宣布了同一话题上的变化（“{marker}”）：旧事实被停用并被取代。",
+    "coexist.qualified": "同一话题、不同条件（{old_kinds} 对 {new_kinds}）：两条同时成立，都保留。",
+    "duplicate.same_values": "措辞不同、取值相同（{values}）、话题相同：是复述，已存事实得到加强。",
     "bounded.read_prefix": "只从全部 {total_chars} 个字符中的前 {read_chars} 个提取事实（上限 {read_limit}）{skipped}；整条消息已作为原始记录保存。",
     "legacy": "{text}",
 }

@@ -242,7 +242,7 @@ def test_slider_change_reranks_without_embedding(monkeypatch):
 
 def test_advanced_weights_budget_and_bands():
     _, _, _, cands = direct("lexical", "workshop_en")
-    at = open_app(embedder="lexical")
+    at = open_app(embedder="lexical", write_path="raw")  # the same write path as direct()
     at.sidebar.slider(key="alpha").set_value(1.0)
     at.sidebar.slider(key="beta").set_value(0.0)
     at.sidebar.slider(key="gamma").set_value(0.0)

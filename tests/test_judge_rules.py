@@ -46,3 +46,20 @@ def test_every_rule_shows_both_languages_somewhere():
     texts = [t for r in RULES for pair in r.fires_on for t in pair]
     assert any(all(ord(ch) < 128 for ch in t) for t in texts)
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in texts)
+
+
+def test_no_word_list_of_the_lexicon_is_dead():
+    """Every public word list of memory/write/lexicon.py is read by the readers, the rules or the lexicon's own
+    functions: a list that nothing reads drifts from the patterns that do the work."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    lexicon = (root / "memory/write/lexicon.py").read_text(encoding="utf-8")
+    names = [n.id for node in ast.parse(lexicon).body if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for n in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             if isinstance(n, ast.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]+", n.id)]
+    others = "".join(p.read_text(encoding="utf-8") for p in (root / "memory").rglob("*.py") if p.name != "lexicon.py")
+    dead = [n for n in names if not re.search(rf"\b{n}\b", others) and len(re.findall(rf"\b{n}\b", lexicon)) < 2]
+    assert not dead, dead

@@ -36,6 +36,15 @@ EN: dict[str, str] = {
     "update.polarity_flip": "The same statement with its polarity flipped: the old fact no longer holds.",
     "update.value_swapped": "The same statement with one value swapped ('{old}' -> '{new}'): the old fact is "
                             "retired and superseded.",
+    "new.adds_value": "The new fact adds a value beside the stored one ('{marker}'): both are kept.",
+    "update.announced": "The new fact announces a change ('{marker}') on the stored fact's topic: the old fact is "
+                        "retired and superseded.",
+    "coexist.qualified": "The same topic under different conditions ({old_kinds} vs {new_kinds}): both hold, both "
+                         "are kept.",
+    "duplicate.same_values": "Other words with the same values ({values}) on the same topic: a restatement, so the "
+                             "stored fact is reinforced.",
+    "duplicate.same_content": "Close vectors and shared wording ({overlap}), and no value, condition, person or change "
+                              "that tells them apart: a restatement.",
     "duplicate.paraphrase": "Different wording of the same content, and the vectors agree.",
     "new.other_attributes": "Different attributes ({old_attribute} vs {new_attribute}): an independent fact.",
     "duplicate.restatement": "A restatement: {overlap} of the content words are shared and no value differs; the "

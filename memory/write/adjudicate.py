@@ -23,7 +23,8 @@ from functools import cached_property
 from typing import Any, Callable, Literal, Protocol, Sequence
 
 from memory.core.config import MemoryConfig
-from memory.write.reading import Reading, read_statement
+from memory.write.lexicon import WEAK_CHANGE, additive_marker, change_marker, qualifier_kinds
+from memory.write.reading import STOP_ZH, Reading, read_statement
 from memory.core.reasons import Reason
 
 Verdict = Literal["duplicate", "update", "coexist", "new"]
@@ -34,6 +35,26 @@ PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
 PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
 PARAPHRASE_OVERLAP = 0.5
 """Share of the shorter statement's content tokens the other must contain to count as a restatement."""
+TOPIC_OVERLAP = 0.3
+"""Share of content tokens (the shorter side's) from which two statements are on one topic (second look)."""
+TOPIC_COSINE = 0.55
+"""Cosine from which two English statements are on one topic (second look; MiniLM's scale)."""
+SLOT_COSINE = 0.6
+SLOT_OVERLAP_ZH = 0.4
+"""One slot, another value (a weak change word then retires): the cosine (English, with shared words) or the shared
+wording (Chinese) from which two statements fill one slot."""
+QUALIFIED_COSINE = 0.4
+QUALIFIED_ONE_SIDE_COSINE = 0.6
+"""Cosines from which facts qualified by different kinds of condition are taken for one topic (both sides
+qualified, one side qualified with other values)."""
+SAME_VALUES_COSINE = 0.6
+SAME_VALUES_COSINE_ZH = 0.7
+"""Cosines from which a restatement with the same values is a duplicate (MiniLM's scale)."""
+SAME_CONTENT_COSINE = 0.8
+SAME_CONTENT_COSINE_ZH = 0.85
+SAME_CONTENT_OVERLAP_ZH = 0.4
+"""A restatement with nothing that tells the two apart: from this cosine and shared wording (MiniLM's scale; Chinese,
+where MiniLM's cosine says less, asks for more shared wording)."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +208,42 @@ class Pair:
     def substitution(self) -> tuple[str, str] | None:
         return _substitution(self.old, self.new)
 
+    @cached_property
+    def chinese(self) -> bool:
+        return "zh" in (self.old.language, self.new.language)
+
+    @cached_property
+    def change_marker(self) -> str | None:
+        """The incoming statement's change word, when the stored one has none ("moved", "换了")."""
+        marker = change_marker(self.new.text)
+        return marker if marker and not change_marker(self.old.text) else None
+
+    @cached_property
+    def kinds(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The kinds of condition each side is qualified by (memory.write.lexicon.QUALIFIERS_EN / _ZH)."""
+        return qualifier_kinds(self.old.text), qualifier_kinds(self.new.text)
+
+    @cached_property
+    def surface_overlap(self) -> float:
+        """Shared wording of the statements as written (English words, Chinese character pairs): what the readers'
+        tokens miss where a statement's topic comes first ("爱奇艺会员我已经退订了")."""
+        a, b = _surface(self.old.text), _surface(self.new.text)
+        return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+    @cached_property
+    def same_slot(self) -> bool:
+        """Close enough to be one slot with another value: shared wording, and (English) close vectors."""
+        if self.chinese:
+            return self.surface_overlap >= SLOT_OVERLAP_ZH
+        return self.sim >= SLOT_COSINE and max(self.overlap, self.surface_overlap) >= TOPIC_OVERLAP
+
+    @cached_property
+    def same_topic(self) -> bool:
+        """Shared content words or a shared domain (phone, drink, residence, ...), or (English, where the cosine is the
+        model's language) close vectors."""
+        return max(self.overlap, self.surface_overlap) >= TOPIC_OVERLAP or bool(set(self.old.domains) & set(self.new.domains)) \
+            or (not self.chinese and self.sim >= TOPIC_COSINE)
+
     def change(self) -> dict[str, Any]:
         return {"attribute": self.old.attribute, "old": _show(self.old.value), "new": _show(self.new.value)}
 
@@ -248,6 +305,100 @@ def _swapped(p: Pair) -> "dict[str, Any] | None":
     return None
 
 
+def _adds(p: Pair) -> "dict[str, Any] | None":
+    marker = additive_marker(p.new.text)
+    return {"marker": marker} if marker and not p.change_marker else None
+
+
+def _announced(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.old, p.new
+    moved = _change_event(new.text)
+    left = moved is not None and _mentions(old, moved[0].lower())  # "从钉钉换成飞书" and the stored fact uses 钉钉
+    if not p.change_marker or not (p.same_topic or left) or _relations(old.text) != _relations(new.text) \
+            or _EVENT_EN.search(old.text):  # someone else's value, or a past event: nothing of the user's to retire
+        return None
+    restated = bool(old.values) and old.values == new.values  # "is in third grade" / "is now in third grade"
+    arrived = moved is not None and _mentions(old, moved[1].lower())  # "likes tea" / "switched from coffee to tea"
+    if restated or arrived:
+        return None
+    if p.change_marker in WEAK_CHANGE and not (left or p.conflict or p.same_slot):
+        return None  # "started learning Spanish" beside "speaks French": an addition, not a replacement
+    return {"marker": p.change_marker}
+
+
+def _qualified(p: Pair) -> "dict[str, Any] | None":
+    old, new = p.kinds
+    if old == new or p.both_qualified:  # the reader found both contexts: coexist.contexts / new.other_contexts decide
+        return None
+    axes = {k.split(":")[0] for k in old} & {k.split(":")[0] for k in new}
+    both = any({k for k in old if k.startswith(a + ":")} != {k for k in new if k.startswith(a + ":")} for a in axes) \
+        and (p.chinese or p.sim >= QUALIFIED_COSINE)
+    one = (bool(old) != bool(new)) and bool(p.old.values) and bool(p.new.values) and p.old.values != p.new.values \
+        and p.sim >= QUALIFIED_ONE_SIDE_COSINE  # "commute 25 minutes by car" / "40 minutes by train"
+    return {"old_kinds": _kinds(old), "new_kinds": _kinds(new)} if both or one else None
+
+
+def _kinds(kinds: frozenset[str]) -> str:
+    return ", ".join(sorted(k.split(":")[1] for k in kinds)) or "none"
+
+
+def _same_values(p: Pair) -> "dict[str, Any] | None":
+    values = p.old.values
+    close = p.sim >= (SAME_VALUES_COSINE_ZH if p.chinese else SAME_VALUES_COSINE)
+    return {"values": ", ".join(_show(v) for v in sorted(values))} \
+        if values and values == p.new.values and p.overlap >= TOPIC_OVERLAP and close else None
+
+
+def _same_content_rule(p: Pair) -> "dict[str, Any] | None":
+    """A restatement in other words: close vectors and shared wording, and nothing that tells them apart (no value,
+    condition, polarity, person or change of its own)."""
+    old, new = p.old, p.new
+    close = p.sim >= SAME_CONTENT_COSINE_ZH and p.surface_overlap >= SAME_CONTENT_OVERLAP_ZH if p.chinese \
+        else p.sim >= SAME_CONTENT_COSINE and p.surface_overlap >= TOPIC_OVERLAP
+    apart = old.values != new.values or old.negated != new.negated or p.kinds[0] != p.kinds[1] \
+        or _relations(old.text) != _relations(new.text) or change_marker(new.text) or additive_marker(new.text) \
+        or _attitude(old.text) != _attitude(new.text)
+    return {"overlap": round(p.surface_overlap, 4)} if close and not apart else None
+
+
+def _attitude(text: str) -> int:
+    """+1 for a statement of liking, -1 for disliking, 0 for neither ("loves" / "hates" are not one fact)."""
+    low = text.lower()
+    if _DISLIKE.search(low):
+        return -1
+    return 1 if _LIKE.search(low) else 0
+
+
+_LIKE = re.compile(r"\b(?:likes?|loves?|enjoys?|prefers?|adores?|favou?rite)\b|喜欢|爱|偏好")
+_DISLIKE = re.compile(r"\b(?:hates?|dislikes?|detests?|loathes?|can'?t stand|cannot stand)\b|讨厌|不喜欢|受不了|反感")
+
+
+def _other_aspect(p: Pair) -> bool:
+    """Same attribute word, other aspect: another purpose ("for source control" / "for communication", "管理代码" /
+    "管理需求") or another participle ("built with React" / "deployed on Vercel")."""
+    purposes = [_PURPOSE.search(r.text.lower()) for r in (p.old, p.new)]
+    if purposes[0] and purposes[1] and \
+            (purposes[0].group(1) or purposes[0].group(2)) != (purposes[1].group(1) or purposes[1].group(2)):
+        return True
+    heads = [(_PARTICIPLE.match(r.value.lower()) or [None])[0] for r in (p.old, p.new)]
+    return all(heads) and heads[0] != heads[1]
+
+
+_PURPOSE = re.compile(r"\bfor ((?!the user\b)[a-z][a-z ]*?)[.!]?$|(?:管理|负责|用来|用于)([\u4e00-\u9fff]{1,4})")
+_PARTICIPLE = re.compile(r"^(?:\w+ed|built|written|made|run|held|kept|set|done|sold|hosted)\b")
+
+
+def _surface(text: str) -> set[str]:
+    if _CJK.search(text):
+        chars = "".join(ch for ch in re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "") if ch not in STOP_ZH)
+        return {chars[i : i + 2] for i in range(len(chars) - 1)}
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _SURFACE_STOP}
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_SURFACE_STOP = frozenset("the user user's and with has have was were are for that this its our their".split())
+
+
 def _different_specifics(p: Pair) -> bool:
     return _specific(p.old) and _specific(p.new) and p.old.attribute != p.new.attribute
 
@@ -255,7 +406,10 @@ def _different_specifics(p: Pair) -> bool:
 def _restatement(p: Pair) -> "dict[str, Any] | None":
     old, new, cfg, sim = p.old, p.new, p.cfg, p.sim
     close = p.overlap >= PARAPHRASE_OVERLAP or sim >= cfg.duplicate_band or (sim >= cfg.conflict_band and p.overlap >= 0.3)
-    return _if(not p.conflict and old.negated == new.negated and old.context == new.context and close,
+    # a number only one side states is news; so is an announced change the rules above could not place (kept, not
+    # merged: storing both costs a duplicate at worst, merging could lose the new value)
+    news = bool(old.values) != bool(new.values) or additive_marker(new.text) or p.change_marker
+    return _if(not p.conflict and not news and old.negated == new.negated and old.context == new.context and close,
                {"overlap": round(p.overlap, 4)})
 
 
@@ -268,9 +422,6 @@ RULES: tuple[Rule, ...] = (
                    ("工作日我6点半起床。", "周末我9点起床。")),
          leaves=(("工作日我6点半起床。", "我每周二晚上去健身房。"),
                  ("On weekdays the user wakes up at 6:30.", "The user wakes up at 6:30 on weekdays."))),
-    Rule("new.other_contexts", "new", lambda p: _if(p.both_qualified, _contexts(p)),
-         fires_on=(("工作日我6点半起床。", "我每周二晚上去健身房。"),),
-         leaves=(("At work the user drinks black coffee.", "At home the user drinks green tea."),)),
     Rule("coexist.refines", "coexist", _refines,
          fires_on=(("The user drinks black coffee.", "At work the user drinks green tea."),),
          leaves=(("The user drinks black coffee.", "The user drinks green tea."),)),
@@ -286,10 +437,14 @@ RULES: tuple[Rule, ...] = (
                    ("The user lives in Hangzhou.", "Hangzhou is where the user lives.")),
          leaves=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),)),
     Rule("update.value_changed", "update",
-         lambda p: _if(p.same_attr and (p.old.single_valued or p.new.changed), p.change()),
+         lambda p: _if(p.same_attr and (p.old.single_valued or p.new.changed) and not additive_marker(p.new.text)
+                       and not _other_aspect(p), p.change()),
          fires_on=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),
                    ("The user lives in Hangzhou.", "The user lives in Shanghai now.")),
-         leaves=(("The user speaks Japanese.", "The user speaks Korean."),)),
+         leaves=(("The user speaks Japanese.", "The user speaks Korean."),
+                 ("The user takes vitamin D supplements.", "The user also takes magnesium before bed."),
+                 ("The team uses GitHub for source control.", "The team uses Slack for communication."),
+                 ("The frontend is built with React.", "The frontend is deployed on Vercel."))),
     Rule("new.multi_valued", "new", lambda p: _if(p.same_attr, p.change()),
          fires_on=(("The user speaks Japanese.", "The user speaks Korean."),),
          leaves=(("The user lives in Hangzhou.", "The user lives in Shanghai now."),)),
@@ -316,18 +471,44 @@ RULES: tuple[Rule, ...] = (
     Rule("update.value_swapped", "update", _swapped,
          fires_on=(("会议室的投影仪坏了。", "会议室的投影仪现在修好了。"),),
          leaves=(("会议室的投影仪坏了。", "会议室的投影仪坏了。"),)),
-    # 5. restatement in other words
+    # 5. a second look where no attribute reading settles it: what the new statement announces, adds or is
+    #    qualified by, and whether the values agree (memory.write.lexicon: CHANGE_EVENT_*, ADDITIVE_*, QUALIFIERS_*)
+    Rule("new.adds_value", "new", _adds,
+         fires_on=(("The user is allergic to peanuts.", "The user is also lactose intolerant."),
+                   ("用户养了一只猫。", "用户另外还养了两条金鱼。")),
+         leaves=(("The user takes vitamin D supplements.", "The user takes vitamin D every morning."),)),
+    Rule("update.announced", "update", _announced,
+         fires_on=(("The vendor meeting is on Tuesday.", "The vendor meeting got rescheduled to Wednesday."),
+                   ("用户的车是大众朗逸。", "我把朗逸卖了，换了一辆比亚迪汉。")),
+         leaves=(("The vendor meeting is on Tuesday.", "The user got a new bike."),)),
+    Rule("coexist.qualified", "coexist", _qualified,
+         fires_on=(("The production database runs PostgreSQL 15.", "The staging database runs PostgreSQL 14."),
+                   ("用户在手机上用今日头条看新闻。", "在电脑上我一般用RSS阅读器看资讯。")),
+         leaves=(("The production database runs PostgreSQL 15.", "The production database uses PostgreSQL 15."),)),
+    Rule("duplicate.same_values", "duplicate", _same_values,
+         fires_on=(("The client demo is on Thursday at 2 p.m.", "We demo for the client on Thursday at 14:00."),),
+         leaves=(("The client demo is on Thursday at 2 p.m.", "The client demo is on Thursday at 4 p.m."),)),
     Rule("duplicate.paraphrase", "duplicate",
-         lambda p: _if(_different_specifics(p) and not p.conflict and p.overlap >= 0.6 and p.sim >= p.cfg.duplicate_band),
+         lambda p: _if(_different_specifics(p) and not p.conflict and p.overlap >= 0.6 and p.sim >= p.cfg.duplicate_band
+                       and (not p.chinese or p.surface_overlap >= PARAPHRASE_OVERLAP)),  # characters alone say little
          fires_on=(("用户喜欢爵士乐。", "用户爱听爵士乐。"),),
          leaves=(("The user lives in Hangzhou.", "The user works as a nurse."),)),
+    Rule("duplicate.same_content", "duplicate", _same_content_rule,
+         fires_on=(("The user works as a nurse at St. Mary's Hospital.", "St. Mary's Hospital employs the user as a nurse."),
+                   ("这个需求的负责人是小王。", "小王负责跟进这个需求。")),
+         leaves=(("用户的儿子叫乐乐。", "用户的儿子会弹钢琴。"), ("The user loves dark mode.", "The user hates dark mode."),
+                 ("My sister lives in Manchester.", "My brother lives in Manchester."))),
+    Rule("new.other_contexts", "new", lambda p: _if(p.both_qualified, _contexts(p)),
+         fires_on=(("工作日我6点半起床。", "我每周二晚上去健身房。"),),
+         leaves=(("At work the user drinks black coffee.", "At home the user drinks green tea."),)),
+    # 6. restatement in other words
     Rule("new.other_attributes", "new",
          lambda p: _if(_different_specifics(p), {"old_attribute": p.old.attribute, "new_attribute": p.new.attribute}),
          fires_on=(("The user lives in Hangzhou.", "The user works as a nurse."),
                    ("I am allergic to peanuts.", "My favourite fruit is mango.")),
          leaves=(("The user lives in Hangzhou.", "Hangzhou is where the user lives."),)),
     Rule("duplicate.restatement", "duplicate", _restatement,
-         fires_on=(("用户会说德语。", "用户能讲德语。"),),
+         fires_on=(("用户养了一只猫。", "用户家里有只猫。"),),
          leaves=(("用户今年29岁。", "用户有两个姐姐。"),)),
     Rule("new.values_differ", "new", lambda p: _if(p.conflict),
          fires_on=(("用户今年29岁。", "用户有两个姐姐。"),),
@@ -375,6 +556,12 @@ _THIRD_PARTY = re.compile(
 """A stored fact about someone else ("my sister lives in Paris") is not the user's value to retire."""
 
 
+def _relations(text: str) -> set[str]:
+    """The other people a statement is about ("my sister" -> {"sister"}; "他" -> {"他"})."""
+    mine = re.sub(r"\bthe user's\b", "my", text, flags=re.IGNORECASE)
+    return {m.group(0).split()[-1].lower().rstrip("s") for m in _THIRD_PARTY.finditer(mine)}
+
+
 def _change_event(text: str) -> tuple[str, str] | None:
     """(old value, new value) of a statement announcing a change "from X to Y" ("I switched from VS Code to
     Neovim", "我从北京搬到了上海"); None for any other statement."""
@@ -401,7 +588,8 @@ _ZH_DETERMINERS = re.compile(r"^(?:我们的?|咱们的?|我的|这次的?|这�
 
 
 def _norm_value(v: str) -> str:
-    v = re.sub(r"\b(?:a|an|the|some|very|really)\b", " ", v.lower())
+    v = re.sub(r"\b(?:a|an|the|some|very|really|yuan|rmb|dollars?|usd|euros?|eur|pounds?|gbp)\b|[$€£]|块钱|块|元|人民币",
+               " ", v.lower())
     return re.sub(r"[\s的了]+", "", v)
 
 

@@ -9,6 +9,7 @@ domains) and the normalisers that make "half a million" equal "500,000" and
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -37,10 +38,134 @@ CHANGE_ZH = (
     "现在", "如今", "目前", "最近", "已经", "不再", "改为", "改成", "换成", "换了", "变成", "变为", "调整", "搬到", "搬去",
     "转行", "推迟", "提前", "延期", "扩充", "扩大", "增加到", "减少到", "削减", "降到", "升到", "新", "戒",
 )
-NEGATION_EN = ("not", "no longer", "never", "no more", "doesn't", "don't", "isn't", "aren't", "wasn't", "hasn't", "haven't")
-CESSATION_EN = ("quit", "quitted", "stopped", "gave up", "given up", "give up", "stop", "no longer", "not anymore")
-CESSATION_ZH = ("戒", "不再", "停止", "放弃", "不喝了", "不吃了")
+NEGATION_EN = ("no longer", "not", "never", "no more")
+"""Negation words of the English reader (it reads contractions expanded: "doesn't" is "does not")."""
+CESSATION_EN = ("quit", "quitted", "stopped", "stop", "stops", "gave up", "give up", "gives up", "given up", "cut out")
+"""Verbs that end a habit ("quit coffee", "gave up smoking"); the Chinese reader's are in its _CESSATION_ZH pattern."""
 NEGATION_ZH = ("不再", "不是", "没有", "不", "没", "别", "非")
+
+# --- the second look: signals read on the whole statement (memory.write.adjudicate, "second look" rules) ------
+CHANGE_EVENT_EN = CHANGE_EN + (
+    "relocated", "pushed back", "pushed out", "brought forward", "delayed", "upgraded", "downgraded", "bumped",
+    "lowered", "went up", "gone up", "down to", "replaced", "migrated", "rewrote", "rewritten", "handed over",
+    "took over", "taken over", "sold", "cancelled", "canceled", "correction", "actually", "promoted", "transferred",
+    "renamed", "revised", "shortened", "quit", "stopped", "retired", "got a new", "is now", "are now",
+)
+"""Words that announce that something changed ("got rescheduled to", "was upgraded to", "sold my Civic")."""
+CHANGE_EVENT_ZH = CHANGE_ZH + (
+    "改用", "改喝", "改到", "换到", "挪到", "调到", "延后", "升级", "涨到", "涨了", "降到", "加到", "减到", "退订", "取消",
+    "卖了", "离职", "辞职", "跳槽", "更正", "其实", "瘦到", "胖到", "上调", "下调", "不学了", "不用了", "停了", "戒了",
+)
+WEAK_CHANGE = frozenset({
+    "now", "these days", "nowadays", "currently", "at the moment", "recently", "lately", "new", "started", "began",
+    "became", "become", "actually", "is now", "are now", "from now on", "grown", "extended",
+    "现在", "如今", "目前", "最近", "已经", "新", "其实",
+})
+"""Change words that also open a fact that adds to the stored one ("started learning Spanish", "a new hobby"): on
+their own they retire nothing unless the two statements share a slot (memory.write.adjudicate, update.announced)."""
+_STRONG = {words: tuple(w for w in words if w not in WEAK_CHANGE) for words in (CHANGE_EVENT_EN, CHANGE_EVENT_ZH)}
+ADDITIVE_EN = ("also", "too", "as well", "another", "second", "additionally", "in addition", "besides")
+"""Words that add a value beside the stored one ("also speaks Korean"): nothing is retired."""
+ADDITIVE_ZH = ("也", "另外", "又", "第二", "还")
+"""(还是 "still is" and 还在 "still at" are not additions: see additive_marker.)"""
+QUALIFIERS_EN: dict[str, str] = {
+    "days:weekday": r"weekdays?|workdays?|working days?|during the week|term time|school days?",
+    "days:weekend": r"weekends?|saturdays?|sundays?|school holidays|holidays?|vacations?",
+    "place:work": r"at work|the office|office|business hours|work calls?|for work|corporate|clients?",
+    "place:home": r"at home|family|friends|personal|after hours|side projects?|hobby",
+    "time:day": r"during the day|daytime|mornings?|breakfast|lunch",
+    "time:night": r"at night|nights?|evenings?|dinner|bedtime",
+    "season:hot": r"summer|hot|warm",
+    "season:cold": r"winter|cold|cool",
+    "device:handheld": r"phone|mobile|iphone|android|tablet|ipad|laptop",
+    "device:desk": r"desktop|monitor|tv|pc|computer|4k",
+    "device:web": r"web|website|browser|frontend",
+    "environment:production": r"production|prod",
+    "environment:testing": r"staging|test|testing|development|local",
+    "tier:free": r"free(?:-tier)?|free tier|basic",
+    "tier:paid": r"paid(?:-plan)?|premium|pro plan|enterprise",
+    "transport:car": r"by car|driving|drive|car",
+    "transport:transit": r"by train|train|subway|metro|bus|by bike|cycling|bike|on foot|walking",
+    "distance:long": r"long-haul|long flights?|long trips?|long-distance|international",
+    "distance:short": r"short flights?|short trips?|short-haul|domestic|around town",
+    "activity:exercise": r"runs?|running|workouts?|exercise",
+    "activity:rest": r"resting|at rest",
+    "place:travel": r"trips?|travel(?:ling|ing)?|abroad|business trips?",
+    "dining:dine_in": r"sit-down|restaurants?|dine-in",
+    "dining:takeaway": r"takeaway|take-out|takeout|delivery",
+}
+"""Conditions a fact can hold under, as ``axis:kind`` -> pattern on the lower-cased statement: two facts qualified by
+different kinds on one axis ("on the phone" / "on the desktop", "in production" / "in staging") hold side by side;
+kinds on different axes ("on weekdays" / "in the evening") say nothing of the kind."""
+QUALIFIERS_ZH: dict[str, str] = {
+    "days:weekday": r"工作日|上班日|平时|平日|周一到周五",
+    "days:weekend": r"周末|双休|节假日|假期|放假",
+    "place:work": r"工作上|上班|公司|单位|办公室|出差|客户",
+    "place:home": r"在家|家里|家人|全家|业余|自己的|私人|朋友",
+    "time:day": r"早上|早餐|早饭|上午|中午|白天|午饭",
+    "time:night": r"晚上|晚饭|晚餐|夜里|睡前|下班后",
+    "season:hot": r"夏天|天热|热的时候",
+    "season:cold": r"冬天|天冷|冷的时候",
+    "device:handheld": r"手机|平板|iPad|笔记本",
+    "device:desk": r"电脑|台式|显示器|电视",
+    "device:web": r"Web端|网页|浏览器|网站",
+    "device:app": r"小程序|App端|安卓端|iOS端|客户端",
+    "environment:production": r"生产环境|线上",
+    "environment:testing": r"测试环境|开发环境|本地|预发",
+    "tier:free": r"免费",
+    "tier:paid": r"付费|会员|高级版",
+    "transport:car": r"开车|自驾",
+    "transport:transit": r"地铁|公交|坐车|骑车|走路|步行|高铁|火车",
+    "distance:long": r"长途|国际",
+    "distance:short": r"短途|国内航班",
+    "region:domestic": r"国内|内地|大陆",
+    "region:abroad": r"国外|海外|香港|境外",
+    "place:travel": r"旅游|旅行|度假",
+}
+_QUALIFIERS_EN = {k: re.compile(rf"(?<![a-z])(?:{p})(?![a-z])") for k, p in QUALIFIERS_EN.items()}
+_QUALIFIERS_ZH = {k: re.compile(p) for k, p in QUALIFIERS_ZH.items()}
+
+
+def _marker(text: str, words: tuple[str, ...]) -> str | None:
+    """One of ``words`` the statement contains (whole words in English; the leftmost), or None."""
+    found = _alternation(words, bool(CJK.search(text))).search(text if CJK.search(text) else text.lower())
+    return found.group(0) if found else None
+
+
+@lru_cache(maxsize=64)
+def _alternation(words: tuple[str, ...], chinese: bool) -> re.Pattern:
+    """One pattern for a word list (longest first), in the statement's script."""
+    mine = sorted((w for w in words if bool(CJK.search(w)) == chinese), key=len, reverse=True)
+    body = "|".join(re.escape(w) for w in mine) or "(?!)"
+    return re.compile(body if chinese else rf"(?<![a-z])(?:{body})(?![a-z])")
+
+
+@lru_cache(maxsize=8192)
+def change_marker(text: str) -> str | None:
+    """The word by which the statement says something changed ("moved", "卖了"; a WEAK_CHANGE word only when it has
+    no other), or None."""
+    words = CHANGE_EVENT_ZH if CJK.search(text) else CHANGE_EVENT_EN
+    return _marker(text, _STRONG[words]) or _marker(text, words)
+
+
+@lru_cache(maxsize=8192)
+def additive_marker(text: str) -> str | None:
+    """The word by which the statement adds a value beside another ("also", "另外"), or None."""
+    if CJK.search(text):
+        text = re.sub(r"还(?:是|在|没|不)", "", text)  # "still": 还是, 还在, 还没, 还不
+    return _marker(text, ADDITIVE_ZH if CJK.search(text) else ADDITIVE_EN)
+
+
+@lru_cache(maxsize=8192)
+def qualifier_kinds(text: str) -> frozenset[str]:
+    """The conditions the statement is qualified by (QUALIFIERS_EN / QUALIFIERS_ZH keys). Beside a clock time, a
+    time of day ("7:45 in the morning", "夜里2:00") is part of the time, not a condition."""
+    zh = bool(CJK.search(text))
+    table, low = (_QUALIFIERS_ZH, text) if zh else (_QUALIFIERS_EN, text.lower())
+    kinds = frozenset(k for k, pattern in table.items() if pattern.search(low))
+    clock = re.search(r"(?<![a-z])t\d{4}", normalize_values_zh(text) if zh else normalize_values_en(text))
+    return frozenset(k for k in kinds if not k.startswith("time:")) if clock else kinds
+
 
 # --- context qualifiers (normalised key -> surface forms) --------------------------------------
 CONTEXT_WORDS: dict[str, tuple[str, ...]] = {
@@ -102,8 +227,10 @@ JOB_NOUNS_EN = frozenset(
 )
 JOB_SUFFIX_ZH = ("工程师", "经理", "老师", "教师", "医生", "护士", "律师", "会计", "学生", "教授", "设计师", "程序员",
                  "科学家", "分析师", "顾问", "司机", "厨师", "记者", "编辑", "店长", "销售", "员", "师", "家", "生")
-MODALS_EN = frozenset("can could will would should must may might just does did do shall".split())
-"""Words the generic reader skips when looking for the main verb ("the user can speak ...")."""
+VERB_SKIP_EN = ("also", "really", "usually", "often", "always", "still", "mostly", "now", "sometimes", "never",
+                "no longer", "not", "just", "can", "could", "will", "would", "should", "must", "may", "might", "does",
+                "do", "did", "to")
+"""Adverbs and modals the generic reader skips between subject and main verb ("the user can usually speak ...")."""
 MULTI_VALUED = frozenset({"allergy", "language", "verb:like", "verb:love", "verb:enjoy", "verb:speak", "verb:play",
                           "verb:visit", "verb:know", "verb:own", "verb:have", "verb:喜欢", "verb:养", "verb:会"})
 """Attributes that can hold several values at once: another value is not a replacement."""
@@ -180,9 +307,10 @@ def words_to_int(text: str) -> int | None:
         return None if rest is None else rest // 2
     limit = 10 ** MAX_WORD_NUMBER_DIGITS
     total, current, seen = 0, 0, False
-    for w in words:
-        if w == "a":
-            current = max(current, 1)
+    for i, w in enumerate(words):
+        if w == "a":  # "a hundred", "a million"; "a five-kilometre run" is five
+            if i + 1 < len(words) and words[i + 1] in ("hundred", "thousand", "million", "billion"):
+                current = max(current, 1)
         elif w in _UNITS_EN:
             current += _UNITS_EN[w]
             seen = True
@@ -242,6 +370,12 @@ def zh_number_token(text: str) -> str | None:
         return decimal_token(m.group(1), _ZH_SCALE[m.group(2)])
     if len(text) > 3 * MAX_WORD_NUMBER_DIGITS:
         return None  # numerals spelled out in characters: a quantity is a few of them
+    spoken = re.fullmatch(r"(.*?([百千万亿]))([一二两三四五六七八九])", text)
+    if spoken and spoken.group(1) != spoken.group(2):  # "四千五" is 4,500, "一万二" 12,000, "三百五" 350
+        head = zh_number_token(spoken.group(1))
+        unit = {**_ZH_SMALL, **_ZH_BIG}[spoken.group(2)]
+        if head is not None:
+            return f"n{int(head[1:]) + _ZH_DIGITS[spoken.group(3)] * unit // 10}"
     total, section, current = 0, 0, 0
     for ch in text:
         if ch in _ZH_DIGITS:
@@ -257,7 +391,7 @@ def zh_number_token(text: str) -> str | None:
     return f"n{total + section + current}"
 
 
-_TIME_EN = re.compile(r"\b(\d{1,2})(?::|\.)(\d{2})\s*(am|pm|a\.m\.|p\.m\.)?|\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)\b|"
+_TIME_EN = re.compile(r"\b(\d{1,2})(?::|\.)(\d{2})\s*(am|pm|a\.m\.?|p\.m\.?)?|\b(\d{1,2})\s*(am|pm|a\.m\.?|p\.m\.?)(?![a-z])|"
                       r"\bhalf past (\w+)\b|\bquarter past (\w+)\b|\b(\w+) o'clock\b")
 _DATE_EN = re.compile(rf"\b({'|'.join(MONTHS_EN)})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({'|'.join(MONTHS_EN)})\b")
 _MONEY_EN = re.compile(r"(?<![\w:.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*(k|m|million|thousand|billion))?\b")
@@ -286,6 +420,26 @@ def _en_time(m: re.Match) -> str:
     return _clock(hour, minute, None)
 
 
+_NUMERIC_DATE_EN = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
+
+
+def _en_numeric_date(m: re.Match) -> str:
+    """2025-03-15, 15/03/2025 and 03/15/2025 -> d0315 n2025 (a day/month order that both readings allow is left)."""
+    if m.group(1):
+        year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    else:
+        first, second, year = int(m.group(4)), int(m.group(5)), int(m.group(6))
+        if first > 12 >= second:
+            day, month = first, second
+        elif second > 12 >= first:
+            month, day = first, second
+        else:
+            return m.group(0)
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return m.group(0)
+    return f"d{month:02d}{day:02d} {year}"
+
+
 def _en_date(m: re.Match) -> str:
     month = m.group(1) or m.group(4)
     day = m.group(2) or m.group(3)
@@ -307,6 +461,7 @@ def _en_word_number(m: re.Match) -> str:
 def normalize_values_en(text: str) -> str:
     """Lower-cased English with times (t0630), dates (d0630) and numbers (n500000) in one canonical spelling."""
     out = text.lower()
+    out = _NUMERIC_DATE_EN.sub(_en_numeric_date, out)
     out = _TIME_EN.sub(_en_time, out)
     out = _DATE_EN.sub(_en_date, out)
     out = _MONEY_EN.sub(_en_number, out)  # digits first: "2 million" is one number, not 2 and 1,000,000

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.write.lexicon import (
-    CHANGE_EN, CHANGE_ZH, CONTEXT_WORDS, DIET_EN, DIET_ZH, JOB_NOUNS_EN, JOB_SUFFIX_ZH, PHRASES_EN, PHRASES_ZH,
-    WEEKDAYS_EN, WEEKDAYS_ZH, domains_of, is_chinese, normalize_values_en, normalize_values_zh,
+    CESSATION_EN, CHANGE_EN, CHANGE_ZH, CONTEXT_WORDS, DIET_EN, DIET_ZH, JOB_NOUNS_EN, JOB_SUFFIX_ZH, NEGATION_EN,
+    NEGATION_ZH, PHRASES_EN, PHRASES_ZH, VERB_SKIP_EN, WEEKDAYS_EN, WEEKDAYS_ZH, domains_of, is_chinese,
+    normalize_values_en, normalize_values_zh,
 )
 
 DEVICE_DOMAINS = ("phone", "computer", "watch")
@@ -33,7 +34,7 @@ STOP_ZH = frozenset("的了是在也都就很会还又才把被着过呢吗吧�
 _TIME_ADVERBS_EN = re.compile(
     r"\b(?:last|this|next) (?:week|month|year|weekend|summer|winter|spring|autumn)\b|\byesterday\b|\btoday\b|"
     r"\b(?:n\d+ )?(?:days?|weeks?|months?|years?) ago\b|\bthese days\b|\bnowadays\b|\bcurrently\b|\bat the moment\b|"
-    r"\bfrom now on\b|\brecently\b|\blately\b|\banymore\b|\bany more\b|\bnow\b"
+    r"\bfrom now on\b|\brecently\b|\blately\b|\banymore\b|\bany more\b|\bnow\b|\bjust\b"
 )
 _TIME_ADVERBS_ZH = re.compile(r"上个?月|上周|上星期|去年|前年|昨天|前天|今天|今年|本月|这个月|最近|现在|如今|目前|已经|刚刚|刚|正在|一直")
 
@@ -253,13 +254,16 @@ _OWNED = ("budget", "deadline", "count:{g2}")
 """Attributes whose owner is read from the words before them ("the campaign budget", "the team has 8 ...")."""
 _VALUE_TOKEN_ATTRS = ("budget", "deadline", "count:{g2}", "count:人", "age", "salary")
 """Attributes whose value is the number or date in the match ("been pushed to April 10" -> d0410)."""
-_CESSATION_EN = re.compile(r"\b(?:quit|quitted|stopped|stop|stops|gave up|give up|gives up|given up|cut out)\s+"
+_CESSATION_EN = re.compile(rf"\b(?:{'|'.join(CESSATION_EN)})\s+"
                            r"(?:drinking |eating |smoking |using |playing |taking |doing )?([a-z0-9 ]+)")
 _PROP_EN = re.compile(r"^(?:the user's |the )?([a-z0-9' ]+?) (?:is|are|was|were) (?:in |at |on |from )?([a-z0-9 ]+)$")
-_VERB_EN = re.compile(r"^(.*?)\b((?:the user|user)|(?:the )?(?!the\b)[a-z]+) (?:also |really |usually |often |always |still |"
-                      r"mostly |now |sometimes |never |no longer |not |just |can |could |will |would |should |must |"
-                      r"may |might |does |do |did |to )*([a-z]+)"
+_VERB_EN = re.compile(r"^(.*?)\b((?:the user|user)|(?:the )?(?!the\b)[a-z]+) "
+                      rf"(?:{'|'.join(w + ' ' for w in VERB_SKIP_EN)})*([a-z]+)"
                       r"(?: (up|out|by|to|at|for|with|about|on|in|from|into))? (.+)$")
+
+
+_NEGATION_EN = re.compile(rf"\b(?:{'|'.join(NEGATION_EN)})\b")
+_NEGATION_ZH = re.compile("|".join(NEGATION_ZH))
 
 
 def _read_en(text: str) -> Reading:
@@ -269,7 +273,7 @@ def _read_en(text: str) -> Reading:
     core = _TIME_ADVERBS_EN.sub(" ", s)
     core = re.sub(r"\b(?:the user's|the) new\b", lambda m: m.group(0)[:-4], core)
     core = re.sub(r"\s+", " ", core).strip(" ,")
-    neg_words = re.compile(r"\b(?:no longer|not|never|no more|n't)\b")
+    neg_words = _NEGATION_EN
     negated = bool(neg_words.search(core))
     subject, attribute, value, single, ceased = "user", "", "", True, False
 
@@ -484,7 +488,7 @@ def _read_zh(text: str) -> Reading:
     core = re.sub(r"了$", "", core).strip("，, ").replace("用户", "＠")
     subject, attribute, value, single, ceased = "user", "", "", True, False
     comparative = re.search(r"比起|[，,](?:但)?(?:不太|不怎么|很少|不大)", core)
-    negated = bool(re.search(r"不再|不是|没有|不|没|别|非", core)) and not comparative
+    negated = bool(_NEGATION_ZH.search(core)) and not comparative
 
     diet = _diet(core, DIET_ZH)
     if diet is not None:
