@@ -501,3 +501,46 @@ def test_the_uploader_is_worded_in_chinese(page, server):
     assert note.evaluate("el => getComputedStyle(el, '::after').content") == '"每个文件不超过 5 MB • JSON"'
     zone.scroll_into_view_if_needed()
     zone.screenshot(path=str(SHOTS / "uploader-zh.png"))
+
+
+def test_the_forgetting_pass_in_two_sessions_and_both_languages(browser, server):
+    """Two sessions at 1024x768, English and Chinese, each runs the Inspector's forgetting pass on its own lab:
+    the message is in its language, the hot scope of its user empties, the other session's records are untouched."""
+    contexts = [browser.new_context(viewport=SCREEN) for _ in range(2)]
+    try:
+        en, zh = (c.new_page() for c in contexts)
+        for tab, lang in ((en, "en"), (zh, "zh")):
+            _open(tab, f"{server}/inspector-view?embedder=lexical&write_path=raw&scenario=workshop_en&who=acme%2Fbob"
+                  f"&scope=hot&lang={lang}", chart=False)  # one scenario in both: two labs with the same data
+        assert _records_shown(en) == 19
+        en.get_by_text(i18n.TEXT["inspector.forget_title"]["en"]).click()
+        _wait_idle(en)
+        _set_slider(en, i18n.TEXT["inspector.forget_floor"]["en"], "End")  # floor 1.0: every fact is cold
+        _set_slider(en, i18n.TEXT["inspector.forget_days"]["en"], "Home")  # for 0 days
+        en.get_by_role("button", name=i18n.TEXT["inspector.forget_run"]["en"].format(n=1)).click()
+        _wait_idle(en)
+        en.get_by_text("Archived 19 of 19 facts checked (1 user(s)).").wait_for(timeout=LOAD_TIMEOUT_MS)
+        assert en.get_by_text(i18n.TEXT["inspector.empty"]["en"]).count() == 1
+        _full_page_shot(en, SHOTS / "inspector-forgetting-en-1024x768.png")
+        zh.get_by_text(i18n.TEXT["inspector.forget_title"]["zh"]).click()
+        _wait_idle(zh)
+        zh.get_by_role("button", name=i18n.TEXT["inspector.forget_run"]["zh"].format(n=1)).click()
+        _wait_idle(zh)
+        zh.get_by_text("共检查 19 条事实，归档 0 条（1 个用户）。").wait_for(timeout=LOAD_TIMEOUT_MS)  # defaults: none cold
+        zh.reload(timeout=LOAD_TIMEOUT_MS)  # its own lab still holds bob's 19 hot records, the other session's pass aside
+        zh.wait_for_selector("[data-testid='stMetric']", timeout=LOAD_TIMEOUT_MS)
+        _wait_idle(zh)
+        metric = zh.locator("[data-testid='stMetric']").filter(has_text=i18n.TEXT["inspector.m_records"]["zh"])
+        assert int(metric.locator("[data-testid='stMetricValue']").inner_text()) == 19
+        _full_page_shot(zh, SHOTS / "inspector-forgetting-zh-1024x768.png")
+    finally:
+        for c in contexts:
+            c.close()
+
+
+def _set_slider(page, label: str, key: str) -> None:
+    """Move a Streamlit slider to an end with the keyboard (Home / End) and wait for the rerun."""
+    slider = page.locator("[data-testid='stSlider']").filter(has_text=label).get_by_role("slider")
+    slider.focus()
+    slider.press(key)
+    _wait_idle(page)

@@ -77,7 +77,7 @@ def main() -> None:
 
 def _render_forgetting(lab: engine.Lab, owners: list[engine.Owner]) -> None:
     """The forgetting pass (memory.forget) for the users shown: archive facts that stayed cold, at the scenario's now."""
-    with st.expander(t("inspector.forget_title")):
+    with st.expander(t("inspector.forget_title"), key=f"{PAGE}.forget_open", on_change="rerun"):  # stays open on reruns
         st.caption(t("inspector.forget_lead", rate=lab.config.decay_rate))
         c1, c2 = st.columns(2)
         floor = c1.slider(t("inspector.forget_floor"), 0.0, 1.0, DEFAULT_FLOOR, 0.01, key=f"{PAGE}.floor",
