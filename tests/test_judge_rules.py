@@ -63,3 +63,21 @@ def test_no_word_list_of_the_lexicon_is_dead():
     others = "".join(p.read_text(encoding="utf-8") for p in (root / "memory").rglob("*.py") if p.name != "lexicon.py")
     dead = [n for n in names if not re.search(rf"\b{n}\b", others) and len(re.findall(rf"\b{n}\b", lexicon)) < 2]
     assert not dead, dead
+
+
+def test_long_statements_skip_the_quadratic_substitution_diff(monkeypatch):
+    """Two 4,000-character clauses (the write path's read bound) never reach difflib's matcher, which is quadratic
+    and worse on repetitive input (before the bound, "工作日周末" x 800 against its reverse took 154 s)."""
+    import difflib
+
+    from memory.write import adjudicate
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("difflib.SequenceMatcher called on a long pair")
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", refuse)
+    long_zh = "工作日周末" * 800
+    verdict, _ = adjudicate.judge_reason(long_zh, long_zh[::-1] + "现在", 0.5)
+    assert verdict in VERDICTS
+    with pytest.raises(AssertionError, match="long pair"):  # short pairs still use it: the guard is the bound
+        adjudicate.judge_reason("窗外下着大雨。", "窗外下着小雨。", 0.9)

@@ -35,6 +35,10 @@ PRIORITY = {"duplicate": 0, "update": 1, "coexist": 2, "new": 3}
 PLACEHOLDER_SUBJECTS = frozenset({"user", "everything", "it", "this", "that", "all", "all work", "所有工作", "一切"})
 PARAPHRASE_OVERLAP = 0.5
 """Share of the shorter statement's content tokens the other must contain to count as a restatement."""
+MAX_SUBSTITUTION_TOKENS = 120
+"""Longer pairs of statements are not compared for a one-place substitution: difflib's matching is quadratic and
+worse on repetitive input (two 4,000-character Chinese clauses took minutes), and a value swap is a short-statement
+pattern."""
 TOPIC_OVERLAP = 0.3
 """Share of content tokens (the shorter side's) from which two statements are on one topic (second look)."""
 TOPIC_COSINE = 0.55
@@ -649,7 +653,7 @@ def _same_content(a: Reading, b: Reading) -> bool:
 def _substitution(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(old, new) when the two token sequences differ in exactly one place and agree on at least half of the longer."""
     ta, tb = _content(a), _content(b)
-    if not ta or not tb:
+    if not ta or not tb or len(ta) + len(tb) > MAX_SUBSTITUTION_TOKENS:
         return None
     ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
