@@ -89,7 +89,7 @@ def _render_forgetting(lab: engine.Lab, owners: list[engine.Owner]) -> None:
             st.session_state[f"{PAGE}.forgot"] = [(r.tenant_id, r.user_id, r.checked, len(r.archived)) for r in reports]
             st.rerun()
         done = st.session_state.get(f"{PAGE}.forgot")
-        if done:
+        if done and [(tenant, user) for tenant, user, _, _ in done] == list(owners):  # the report of the users shown, not of others'
             archived = sum(n for *_, n in done)
             st.success(t("inspector.forget_done", archived=archived, checked=sum(c for _, _, c, _ in done),
                          users=len(done)))
