@@ -12,15 +12,8 @@ from __future__ import annotations
 import argparse
 
 from bench.common import write_results
-from memory import MemoryConfig, make_embedder
-from memory.eval.conformance import conformance_sets, format_conformance, run_conformance
-from memory.eval.pairs import plain_rule
-from memory.core.reasons import Reason
-
-
-def plain_judge(existing: str, incoming: str, similarity: float, *, config: MemoryConfig):
-    """The A6 article's two cosine bands, as a judge (what the write path would do without the rules)."""
-    return plain_rule(similarity, config), Reason("new.unrelated")
+from memory import make_embedder
+from memory.eval.conformance import conformance_sets, format_conformance, plain_judge, run_conformance
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ ZH_TEMPLATES: dict[str, str] = {
     "new.values_differ": "取值不同，但没有找到共同属性，因此不停用任何事实：新事实与旧事实并存。",
     "new.unrelated": "没有共同的属性、取值或措辞：一条独立的事实。",
     "duplicate.same_content": "向量接近、措辞有重合（{overlap}），且没有取值、条件、人物或变化上的区别：是复述。",
+    "plain.bands": "朴素双阈值规则在相似度 {similarity} 时判为 {verdict}（用于对比的判定器）。",
     "new.adds_value": "新事实在已存事实之外再添一个取值（“{marker}”）：两条都保留。",
     "update.announced": "新事实宣布了同一话题上的变化（“{marker}”）：旧事实被停用并被取代。",
     "coexist.qualified": "同一话题、不同条件（{old_kinds} 对 {new_kinds}）：两条同时成立，都保留。",

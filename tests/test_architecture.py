@@ -120,9 +120,14 @@ def test_every_library_module_is_in_a_layer():
 ])
 def test_a_forbidden_edge_is_caught(planted, source, expected):
     """The checker on a file that is not written anywhere: each kind of forbidden edge is named."""
+    _assert_caught(violations, planted, source, expected)
+
+
+def _assert_caught(checker, planted: str, source: str, expected: str) -> None:
+    """``checker`` run on ``source`` as if it were the file ``planted`` (which must not exist) names ``expected``."""
     path = ROOT / planted
     assert not path.exists()
-    found = violations(path, source)
+    found = checker(path, source)
     assert any(expected in v for v in found), found
 
 
@@ -197,7 +202,4 @@ def test_the_store_and_the_manager_are_sealed():
     ("memory/write/_planted.py", "from memory.runtime.manager import _check_owner\n", "a private name of another module"),
 ])
 def test_a_leak_is_caught(planted, source, expected):
-    path = ROOT / planted
-    assert not path.exists()
-    found = leaks(path, source)
-    assert any(expected in v for v in found), found
+    _assert_caught(leaks, planted, source, expected)

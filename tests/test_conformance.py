@@ -9,8 +9,7 @@ from collections import Counter
 import pytest
 
 from memory import MemoryConfig, Reason
-from memory.eval.conformance import DATA_LOSING, INDEPENDENT_DIR, conformance_sets, run_conformance
-from memory.eval.pairs import plain_rule
+from memory.eval.conformance import DATA_LOSING, INDEPENDENT_DIR, conformance_sets, plain_judge, run_conformance
 from memory.write.adjudicate import judge_reason
 
 SHIPPED = conformance_sets(independent=False)
@@ -25,10 +24,7 @@ def test_the_rule_judge_conforms_on_the_project_sets(minilm):
 
 def test_a_judge_that_loses_data_fails_the_suite(minilm):
     """The plain two-band rule plugged in as a judge: its silent losses and wrong retirements are caught."""
-    def bands(existing, incoming, similarity, *, config: MemoryConfig):
-        return plain_rule(similarity, config), Reason("new.unrelated")
-
-    results = run_conformance(bands, embedder=minilm, sets=SHIPPED)
+    results = run_conformance(plain_judge, embedder=minilm, sets=SHIPPED)
     assert all(not r.passes() for r in results)
     assert sum(r.errors["silent_loss"] for r in results) > 0 and sum(r.errors["wrong_retire"] for r in results) > 0
 

@@ -54,6 +54,7 @@ EN: dict[str, str] = {
     "new.unrelated": "No shared attribute, value or wording: an independent fact.",
     "bounded.read_prefix": "Facts were read from the first {read_chars} of {total_chars} characters "
                            "(read_chars={read_limit}){skipped}; the whole turn is stored as a raw record.",
+    "plain.bands": "The plain two-band rule at similarity {similarity}: {verdict} (a judge for comparisons).",
     "legacy": "{text}",
 }
 """Every reason code and its English sentence (``str.format`` fields are the code's parameters)."""

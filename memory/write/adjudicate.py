@@ -108,7 +108,7 @@ class Decision:
         }
 
 
-def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> str:
+def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> Verdict:
     """The A6 two-band rule: duplicate / update (a conflict retires the old fact) / new."""
     cfg = config or MemoryConfig()
     if similarity is None or similarity < cfg.conflict_band:
