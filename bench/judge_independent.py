@@ -1,8 +1,8 @@
 """The judge conformance suite on every labelled pair set: the rule judge, and the plain two-band rule beside it.
 
 Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
-ones (fixtures/independent/: dev_* may be tuned on, test_* is only measured). Similarity from MiniLM (the lab's
-default model). This is a count, not a timing. Results: bench/results/judge_independent.json and .md.
+ones (fixtures/independent/: dev_* and test_* have been tuned on, heldout_* is only measured). Similarity from MiniLM
+(the lab's default model). This is a count, not a timing. Results: bench/results/judge_independent.json and .md.
 
     python -m bench.judge_independent [--quick] [--embedder NAME]
 """
@@ -18,13 +18,13 @@ from memory.eval.conformance import conformance_sets, format_conformance, plain_
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="the independent test sets only")
+    p.add_argument("--quick", action="store_true", help="the held-out sets only")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the judges see (default minilm)")
     a = p.parse_args(argv)
     embedder = make_embedder(a.embedder)
     sets = conformance_sets()
     if a.quick:
-        sets = {k: v for k, v in sets.items() if k.startswith("independent/test")}
+        sets = {k: v for k, v in sets.items() if k.startswith("independent/heldout")}
     rules = run_conformance(None, embedder=embedder, sets=sets)
     plain = run_conformance(plain_judge, embedder=embedder, sets=sets)
     table = "\n".join([

@@ -81,3 +81,43 @@ def test_long_statements_skip_the_quadratic_substitution_diff(monkeypatch):
     assert verdict in VERDICTS
     with pytest.raises(AssertionError, match="long pair"):  # short pairs still use it: the guard is the bound
         adjudicate.judge_reason("窗外下着大雨。", "窗外下着小雨。", 0.9)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Every Monday at ten in the morning", "every monday at t1000"),
+    ("at 7:45 in the morning", "at t0745"),
+    ("eleven at night", "t2300"),
+    ("two at night", "t0200"),
+    ("goes live on the first of June", "goes live on d0601"),
+    ("on the twenty-third of May", "on d0523"),
+])
+def test_english_times_of_day_and_ordinal_dates_normalise(text, expected):
+    from memory.write.lexicon import normalize_values_en
+
+    assert normalize_values_en(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("项目必须在2025-06-30前完成", "项目必须在n2025年d0630前完成"),
+    ("每周一10:00开周会", "每周一t1000开周会"),
+    ("下午3:30开会", "t1530开会"),
+    ("我通常夜里十一点睡", "我通常t2300睡"),
+    ("比分是3:2", "比分是n3:n2"),  # not a clock time
+])
+def test_chinese_clock_times_and_iso_dates_normalise(text, expected):
+    from memory.write.lexicon import normalize_values_zh
+
+    assert normalize_values_zh(text) == expected
+
+
+def test_what_a_departure_names_is_bounded():
+    """The departure readers capture at most a short phrase, so a long message costs a bounded scan per start."""
+    from memory.write.adjudicate import _departure
+
+    assert _departure("I left Google and joined Stripe.") == "Google"
+    assert _departure("Tom left, so Rachel is my manager now.") == "Tom"
+    assert _departure("王经理走了，我现在向陈总监汇报。") == "王经理"
+    assert _departure("My sister left Google last year.") is None
+    found = _departure("I left " + "x" * 10_000)
+    assert found is None or len(found) <= 60
+    assert _departure("A " * 5_000 + "left") in (None, "A A A A")

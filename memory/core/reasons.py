@@ -33,14 +33,20 @@ EN: dict[str, str] = {
     "update.resumed": "The stored fact says '{value}' ended; the new fact says it holds again.",
     "update.change_event": "The new fact is a change from '{old}' to '{new}', and the stored fact states '{old}': "
                            "it is retired and superseded.",
+    "update.departed": "The new statement says the stored value is gone ('{value}' left, was dropped or sold): the "
+                       "old fact is retired and superseded.",
     "update.polarity_flip": "The same statement with its polarity flipped: the old fact no longer holds.",
     "update.value_swapped": "The same statement with one value swapped ('{old}' -> '{new}'): the old fact is "
                             "retired and superseded.",
     "new.adds_value": "The new fact adds a value beside the stored one ('{marker}'): both are kept.",
     "update.announced": "The new fact announces a change ('{marker}') on the stored fact's topic: the old fact is "
                         "retired and superseded.",
+    "coexist.conditioned": "The new statement holds under a condition of its own ({new_context}; the stored one: "
+                           "{old_context}): both hold, both are kept.",
     "coexist.qualified": "The same topic under different conditions ({old_kinds} vs {new_kinds}): both hold, both "
                          "are kept.",
+    "duplicate.same_specifics": "The same names and values ({values}) in other words, and nothing that tells the two "
+                                "apart: a restatement, so the new fact is not stored again.",
     "duplicate.same_values": "Other words with the same values ({values}) on the same topic: a restatement, so the "
                              "stored fact is reinforced.",
     "duplicate.same_content": "Close vectors and shared wording ({overlap}), and no value, condition, person or change "

@@ -23,7 +23,8 @@ from functools import cached_property
 from typing import Any, Callable, Literal, Protocol, Sequence
 
 from memory.core.config import MemoryConfig
-from memory.write.lexicon import WEAK_CHANGE, additive_marker, change_marker, qualifier_kinds
+from memory.write.lexicon import (WEAK_CHANGE, WEEKDAYS_EN, additive_marker, change_marker, normalize_values_en,
+                                  normalize_values_zh, qualifier_kinds)
 from memory.write.reading import STOP_ZH, Reading, read_statement
 from memory.core.reasons import Reason
 
@@ -54,6 +55,8 @@ qualified, one side qualified with other values)."""
 SAME_VALUES_COSINE = 0.6
 SAME_VALUES_COSINE_ZH = 0.7
 """Cosines from which a restatement with the same values is a duplicate (MiniLM's scale)."""
+SAME_SPECIFICS_COSINE = 0.6
+"""Cosine from which two statements naming the same things and values, with nothing apart, are one fact (MiniLM)."""
 SAME_CONTENT_COSINE = 0.8
 SAME_CONTENT_COSINE_ZH = 0.85
 SAME_CONTENT_OVERLAP_ZH = 0.4
@@ -200,6 +203,14 @@ class Pair:
         return bool(self.old.context) != bool(self.new.context)
 
     @cached_property
+    def complementary(self) -> bool:
+        """Qualified by other kinds of one axis of condition (weekdays / weekends, hot / cold, at home / at work): the two
+        sides of one condition, so one topic whatever the wording."""
+        old, new = self.kinds
+        return any({k for k in old if k.startswith(a + ":")} != {k for k in new if k.startswith(a + ":")}
+                   for a in {k.split(":")[0] for k in old} & {k.split(":")[0] for k in new})
+
+    @cached_property
     def overlap(self) -> float:
         return _overlap(self.old, self.new)
 
@@ -295,10 +306,20 @@ def _change_event_rule(p: Pair) -> "dict[str, Any] | None":
     old, new = p.old, p.new
     moved = _change_event(new.text)
     if moved and not old.negated and old.subject == new.subject and not _EVENT_EN.search(old.text) \
+            and not _PAST.search(old.text) \
             and not _THIRD_PARTY.search(old.text) and not _THIRD_PARTY.search(new.text) \
             and _mentions(old, moved[0].lower()) and not _mentions(old, moved[1].lower()):
         return {"old": moved[0], "new": moved[1]}
     return None
+
+
+def _departed(p: Pair) -> "dict[str, Any] | None":
+    """The incoming statement says the stored fact's value is gone: the user left, dropped or sold it ("I left Google and
+    joined Stripe", "我已经从阿里离职"), or the person it names left ("Tom left, so Rachel is my manager", "王经理走了")."""
+    gone = _departure(p.new.text)
+    if gone is None or p.old.negated or p.old.ceased or _PAST.search(p.old.text) or not _mentions(p.old, gone.lower()):
+        return None
+    return {"value": _show(gone)}
 
 
 def _swapped(p: Pair) -> "dict[str, Any] | None":
@@ -318,8 +339,9 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
     old, new = p.old, p.new
     moved = _change_event(new.text)
     left = moved is not None and _mentions(old, moved[0].lower())  # "从钉钉换成飞书" and the stored fact uses 钉钉
-    if not p.change_marker or not (p.same_topic or left) or _relations(old.text) != _relations(new.text) \
-            or _EVENT_EN.search(old.text):  # someone else's value, or a past event: nothing of the user's to retire
+    measured = p.change_marker not in WEAK_CHANGE and bool(_measures(old.text) & _measures(new.text)) and p.conflict
+    if not p.change_marker or not (p.same_topic or left or measured) or _relations(old.text) != _relations(new.text) \
+            or _EVENT_EN.search(old.text) or _PAST.search(old.text):  # someone else's value, or a past one: nothing to retire
         return None
     restated = bool(old.values) and old.values == new.values  # "is in third grade" / "is now in third grade"
     arrived = moved is not None and _mentions(old, moved[1].lower())  # "likes tea" / "switched from coffee to tea"
@@ -330,20 +352,89 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
     return {"marker": p.change_marker}
 
 
+def _measures(text: str) -> set[str]:
+    """What a statement's values measure: "date", "time", a currency or the unit after a number ("kg", "元", "公斤"), so
+    that "weighs 82 kg" and "down to 76 kilos" are one measure with another value."""
+    zh = bool(_CJK.search(text))
+    norm = normalize_values_zh(text).lower() if zh else normalize_values_en(text)
+    kinds = {"date" for _ in re.finditer(r"(?<![a-z])d\d{4}", norm)} | {"time" for _ in re.finditer(r"(?<![a-z])t\d{4}", norm)}
+    for m in re.finditer(r"([$€£¥])?n\d+(?:\.\d+)?\s*(%|[a-z]+|[\u4e00-\u9fff])?", norm):
+        unit = m.group(1) or (m.group(2) or "")
+        kinds.add(_UNITS.get(unit, unit)) if unit else None
+    return kinds
+
+
+_UNITS = {"kilo": "kg", "kilos": "kg", "kilograms": "kg", "kilogram": "kg", "公": "kg", "pounds": "lb", "lbs": "lb",
+          "pound": "lb", "元": "¥", "块": "¥", "dollars": "$", "euros": "€", "percent": "%"}
+
+
 def _qualified(p: Pair) -> "dict[str, Any] | None":
     old, new = p.kinds
     if old == new or p.both_qualified:  # the reader found both contexts: coexist.contexts / new.other_contexts decide
         return None
-    axes = {k.split(":")[0] for k in old} & {k.split(":")[0] for k in new}
-    both = any({k for k in old if k.startswith(a + ":")} != {k for k in new if k.startswith(a + ":")} for a in axes) \
-        and (p.chinese or p.sim >= QUALIFIED_COSINE)
+    both = p.complementary and (p.chinese or p.sim >= QUALIFIED_COSINE)
     one = (bool(old) != bool(new)) and bool(p.old.values) and bool(p.new.values) and p.old.values != p.new.values \
         and p.sim >= QUALIFIED_ONE_SIDE_COSINE  # "commute 25 minutes by car" / "40 minutes by train"
     return {"old_kinds": _kinds(old), "new_kinds": _kinds(new)} if both or one else None
 
 
+def _conditioned(p: Pair) -> "dict[str, Any] | None":
+    """The incoming statement opens with a condition of its own (the reader's context) and the stored one is
+    conditioned otherwise (its own context or a kind of condition), on one topic: two facts side by side ("At night we turn the heating down to 17" beside
+    "set to 20 during the day"), whatever change word the condition's clause uses. Not where something stopped, a
+    polarity flipped or a change event names the stored value."""
+    old, new = p.old, p.new
+    (old_kinds, new_kinds) = p.kinds
+    own = bool(new.context) and new.context != old.context and not _stems(new.context) & _stems(old.text) \
+        and bool(old.context or old_kinds or _USUAL.search(old.text)) and not _SCHEDULE.search(new.context)
+    moved = _change_event(new.text)
+    if not own or not p.same_topic or new.ceased or old.negated != new.negated \
+            or (moved is not None and _mentions(old, moved[0].lower())):
+        return None
+    return {"old_context": old.context or _kinds(old_kinds), "new_context": new.context or _kinds(new_kinds)}
+
+
+_USUAL = re.compile(r"\b(?:usually|normally|typically|generally|ordinarily)\b|平常|平时|通常|正常情况下", re.IGNORECASE)
+"""A stored fact said to hold as a rule ("normally two-week sprints", "平常两周一个迭代") beside an incoming exception
+under a condition of its own ("over the holidays", "春节前后") is the rule and its exception: both hold."""
+_SCHEDULE = re.compile(rf"\b(?:{'|'.join(WEEKDAYS_EN)})\b")
+"""A weekday context is when a thing happens ("on Tuesday evenings"), not a condition another fact holds under."""
+
+
 def _kinds(kinds: frozenset[str]) -> str:
     return ", ".join(sorted(k.split(":")[1] for k in kinds)) or "none"
+
+
+def _same_value_set(p: Pair) -> bool:
+    """Both state the same numbers, dates and times, and some: "月n4500" and "n4500" are one rent, whatever else the
+    value's wording holds."""
+    return bool(p.old.values) and p.old.values == p.new.values
+
+
+def _same_specifics(p: Pair) -> "dict[str, Any] | None":
+    """Other words for the same named things and values ("Home for me is Lisbon", "我写代码一般用VS Code"): the same
+    names, numbers and dates on both sides, close vectors and shared wording, and nothing that tells them apart."""
+    old, new = p.old, p.new
+    names = _specifics(old, new)
+    if not names or names != _specifics(new, old) or p.overlap < TOPIC_OVERLAP or p.sim < SAME_SPECIFICS_COSINE:
+        return None
+    apart = old.negated != new.negated or old.ceased != new.ceased or old.context != new.context \
+        or p.kinds[0] != p.kinds[1] or _relations(old.text) != _relations(new.text) or change_marker(new.text) \
+        or additive_marker(new.text) or _attitude(old.text) != _attitude(new.text)
+    return None if apart else {"values": ", ".join(_show(v) for v in sorted(names))}
+
+
+def _specifics(r: Reading, other: Reading) -> frozenset[str]:
+    """The named things (English: capitalised words, the first one only where ``other`` names it too; Chinese: words in
+    Latin script) and the values."""
+    if r.language == "zh":
+        names = {m.lower() for m in re.findall(r"[A-Za-z][A-Za-z0-9+#.-]{0,40}(?: [A-Z0-9][A-Za-z0-9+#.-]{0,40})*", r.text)}
+    else:
+        words = [w.strip(".,;:!?\"()") for w in r.text.split()]
+        first = words[0] if words and re.search(rf"(?<!^)\b{re.escape(words[0])}\b", other.text.strip()) else ""
+        names = {w.lower().removesuffix("'s") for w in [first] + words[1:]
+                 if w[:1].isupper() and w != "I" and not w.startswith("I'")}
+    return frozenset(names) | r.values
 
 
 def _same_values(p: Pair) -> "dict[str, Any] | None":
@@ -385,7 +476,19 @@ def _other_aspect(p: Pair) -> bool:
             (purposes[0].group(1) or purposes[0].group(2)) != (purposes[1].group(1) or purposes[1].group(2)):
         return True
     heads = [(_PARTICIPLE.match(r.value.lower()) or [None])[0] for r in (p.old, p.new)]
-    return all(heads) and heads[0] != heads[1]
+    return all(heads) and heads[0] != heads[1] or _modifier(p.old) != _modifier(p.new)
+
+
+def _modifier(r: Reading) -> str | None:
+    """The word before an English attribute noun that names another one of its kind ("skip-level manager", "second car"),
+    or None (a possessive, an article, or a word that only dates it: "my new manager")."""
+    noun = r.attribute.split(":")[-1].split()[-1] if r.attribute and r.language == "en" else ""
+    m = re.search(rf"(?:^|\s)([a-z][a-z'-]*) {re.escape(noun)}\b", r.text.lower()) if noun.isalpha() else None
+    return m.group(1) if m and m.group(1) not in _NOT_MODIFIERS and not m.group(1).endswith("'s") else None
+
+
+_NOT_MODIFIERS = frozenset("a an the my our your his her their its this that new old current former previous present "
+                           "latest usual main only whose whom user".split())
 
 
 _PURPOSE = re.compile(r"\bfor ((?!the user\b)[a-z][a-z ]*?)[.!]?$|(?:管理|负责|用来|用于)([\u4e00-\u9fff]{1,4})")
@@ -397,6 +500,11 @@ def _surface(text: str) -> set[str]:
         chars = "".join(ch for ch in re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "") if ch not in STOP_ZH)
         return {chars[i : i + 2] for i in range(len(chars) - 1)}
     return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _SURFACE_STOP}
+
+
+def _stems(text: str) -> set[str]:
+    """:func:`_surface` with English words cut to five letters ("night" / "nightly", "flight" / "flights")."""
+    return _surface(text) if _CJK.search(text) else {w[:5] for w in _surface(text)}
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -420,7 +528,7 @@ def _restatement(p: Pair) -> "dict[str, Any] | None":
 RULES: tuple[Rule, ...] = (
     # 1. qualifiers: facts that hold under different contexts do not replace each other
     Rule("coexist.contexts", "coexist",
-         lambda p: _if(p.both_qualified and (p.same_attr or _related(p.old, p.new)), _contexts(p)),
+         lambda p: _if(p.both_qualified and (p.same_attr or _related(p.old, p.new) or p.complementary), _contexts(p)),
          fires_on=(("On weekdays the user wakes up at 6:30.", "On weekends the user wakes up at 9:00."),
                    ("At work the user drinks black coffee.", "At home the user drinks green tea."),
                    ("工作日我6点半起床。", "周末我9点起床。")),
@@ -442,14 +550,14 @@ RULES: tuple[Rule, ...] = (
          leaves=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),)),
     Rule("update.value_changed", "update",
          lambda p: _if(p.same_attr and (p.old.single_valued or p.new.changed) and not additive_marker(p.new.text)
-                       and not _other_aspect(p), p.change()),
+                       and not _other_aspect(p) and not _same_value_set(p), p.change()),
          fires_on=(("The campaign budget is 500,000 yuan.", "The campaign budget is 300,000 yuan."),
                    ("The user lives in Hangzhou.", "The user lives in Shanghai now.")),
          leaves=(("The user speaks Japanese.", "The user speaks Korean."),
                  ("The user takes vitamin D supplements.", "The user also takes magnesium before bed."),
                  ("The team uses GitHub for source control.", "The team uses Slack for communication."),
                  ("The frontend is built with React.", "The frontend is deployed on Vercel."))),
-    Rule("new.multi_valued", "new", lambda p: _if(p.same_attr, p.change()),
+    Rule("new.multi_valued", "new", lambda p: _if(p.same_attr and not _same_value_set(p), p.change()),
          fires_on=(("The user speaks Japanese.", "The user speaks Korean."),),
          leaves=(("The user lives in Hangzhou.", "The user lives in Shanghai now."),)),
     # 3. something stopped, or restarted
@@ -468,6 +576,14 @@ RULES: tuple[Rule, ...] = (
                    ("我住在北京。", "我从北京搬到了上海。")),
          leaves=(("The user edits code in Vim.", "The user switched from VS Code to Neovim."),)),
     # 4. same frame with a word flipped or a value swapped, where no attribute was read
+    Rule("update.departed", "update", _departed,
+         fires_on=(("The user works at Google.", "I left Google and joined Stripe last month."),
+                   ("The user's manager is Tom.", "Tom left, so Rachel is my manager now."),
+                   ("用户的直属领导是王经理。", "王经理走了，我现在向陈总监汇报。"),
+                   ("用户的车是大众朗逸。", "我把朗逸卖了，换了一辆比亚迪汉。")),
+         leaves=(("The user works at Google.", "My sister left Google last year."),
+                 ("The user previously worked at IBM.", "I left IBM in 2019."),
+                 ("用户在阿里巴巴工作。", "我同事从腾讯离职了。"))),
     Rule("update.polarity_flip", "update",
          lambda p: _if(p.old.negated != p.new.negated and _same_content(p.old, p.new)),
          fires_on=(("用户喜欢跑步。", "用户不再喜欢跑步了。"),),
@@ -481,16 +597,29 @@ RULES: tuple[Rule, ...] = (
          fires_on=(("The user is allergic to peanuts.", "The user is also lactose intolerant."),
                    ("用户养了一只猫。", "用户另外还养了两条金鱼。")),
          leaves=(("The user takes vitamin D supplements.", "The user takes vitamin D every morning."),)),
+    Rule("coexist.conditioned", "coexist", _conditioned,
+         fires_on=(("The thermostat is set to 20°C during the day.", "At night we turn the heating down to 17 degrees."),
+                   ("The user charges corporate clients $120 an hour.", "For nonprofits my rate is $80 an hour."),
+                   ("用户白天把空调设在26度。", "晚上睡觉时我们把空调调到28度。")),
+         leaves=(("The vendor meeting is on Tuesday.", "The vendor meeting got rescheduled to Wednesday."),
+                 ("On weekdays the user wakes up at 6:30.", "On weekdays I now wake up at 7."))),
     Rule("update.announced", "update", _announced,
          fires_on=(("The vendor meeting is on Tuesday.", "The vendor meeting got rescheduled to Wednesday."),
-                   ("用户的车是大众朗逸。", "我把朗逸卖了，换了一辆比亚迪汉。")),
+                   ("用户体重75公斤。", "我现在瘦到68公斤了。")),
          leaves=(("The vendor meeting is on Tuesday.", "The user got a new bike."),)),
     Rule("coexist.qualified", "coexist", _qualified,
          fires_on=(("The production database runs PostgreSQL 15.", "The staging database runs PostgreSQL 14."),
                    ("用户在手机上用今日头条看新闻。", "在电脑上我一般用RSS阅读器看资讯。")),
          leaves=(("The production database runs PostgreSQL 15.", "The production database uses PostgreSQL 15."),)),
+    Rule("duplicate.same_specifics", "duplicate", _same_specifics,
+         fires_on=(("The user lives in Lisbon.", "Home for me is Lisbon."),
+                   ("The user works as a nurse at St. Mary's Hospital.", "St. Mary's Hospital employs the user as a nurse."),
+                   ("用户习惯用VS Code写代码。", "我写代码一般用VS Code。")),
+         leaves=(("The user is learning Spanish.", "I gave up on learning Spanish."),
+                 ("My sister lives in Lisbon.", "My brother lives in Lisbon."),
+                 ("The user lives in Lisbon.", "The user no longer lives in Lisbon."))),
     Rule("duplicate.same_values", "duplicate", _same_values,
-         fires_on=(("The client demo is on Thursday at 2 p.m.", "We demo for the client on Thursday at 14:00."),),
+         fires_on=(("The user's cat, Biscuit, is 4 years old.", "My cat is four."),),
          leaves=(("The client demo is on Thursday at 2 p.m.", "The client demo is on Thursday at 4 p.m."),)),
     Rule("duplicate.paraphrase", "duplicate",
          lambda p: _if(_different_specifics(p) and not p.conflict and p.overlap >= 0.6 and p.sim >= p.cfg.duplicate_band
@@ -498,7 +627,7 @@ RULES: tuple[Rule, ...] = (
          fires_on=(("用户喜欢爵士乐。", "用户爱听爵士乐。"),),
          leaves=(("The user lives in Hangzhou.", "The user works as a nurse."),)),
     Rule("duplicate.same_content", "duplicate", _same_content_rule,
-         fires_on=(("The user works as a nurse at St. Mary's Hospital.", "St. Mary's Hospital employs the user as a nurse."),
+         fires_on=(("The user works as a nurse at the city hospital.", "The city hospital employs the user as a nurse."),
                    ("这个需求的负责人是小王。", "小王负责跟进这个需求。")),
          leaves=(("用户的儿子叫乐乐。", "用户的儿子会弹钢琴。"), ("The user loves dark mode.", "The user hates dark mode."),
                  ("My sister lives in Manchester.", "My brother lives in Manchester."))),
@@ -558,6 +687,35 @@ _THIRD_PARTY = re.compile(
     r"他|她|我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|父母|妻子|老婆|丈夫|老公|朋友|同事|老板|经理|儿子|女儿|孩子|邻居)",
     re.IGNORECASE)
 """A stored fact about someone else ("my sister lives in Paris") is not the user's value to retire."""
+
+
+_PAST = re.compile(r"\b(?:previously|formerly|used to|in the past)\b|以前|曾经|之前|过去", re.IGNORECASE)
+"""A stored fact already said to be past ("previously worked at IBM", "以前在华为工作过") has nothing left to retire."""
+_DEPARTURE_EN = (
+    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|already\s+)?(?:left|quit|dropped|ditched|"
+               r"cancell?ed|sold|gave up|stopped using|moved out of|moved away from|got rid of)\s+(?:my\s+|our\s+|the\s+)?"
+               r"(.{1,60}?)(?=\s+(?:and|but|so|to|for|in|at|on|last|this|after|because|since|back)\b|[,.;!]|$)",
+               re.IGNORECASE),
+    re.compile(r"\b((?!I\b|My\b|We\b|Our\b)[A-Z][\w.'-]{0,40}(?:\s+[A-Z][\w.'-]{0,40}){0,3})\s+(?:has\s+)?(?:left|quit|"
+               r"retired|resigned|"
+               r"moved on)\b"),
+)
+_DEPARTURE_ZH = (
+    re.compile(r"([\u4e00-\u9fffA-Za-z0-9]{1,6}?)(?:已经|被)?(?:调走了|走了|离职了|辞职了|退休了)"),
+    re.compile(r"从(.{1,10}?)(?:离职|辞职|退出|搬走|毕业)"),
+    re.compile(r"(?:取消了|退掉了|停掉了|卖掉了|卖了|退订了)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?=[，,。；！]|$)"),
+    re.compile(r"(?:把|将)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?:卖了|退了|停了|注销了|退订了|取消了|卖掉了)"),
+)
+_NOT_GONE = frozenset({"我", "我们", "用户", "他", "她", "他们", "i", "we"})
+
+
+def _departure(text: str) -> str | None:
+    """What a statement says is gone (left, dropped, sold, 走了, 离职), or None."""
+    for pattern in _DEPARTURE_ZH if _CJK.search(text) else _DEPARTURE_EN:
+        m = pattern.search(text)
+        if m and m.group(1).strip().lower() not in _NOT_GONE:
+            return m.group(1).strip()
+    return None
 
 
 def _relations(text: str) -> set[str]:

@@ -49,12 +49,13 @@ CHANGE_EVENT_EN = CHANGE_EN + (
     "relocated", "pushed back", "pushed out", "brought forward", "delayed", "upgraded", "downgraded", "bumped",
     "lowered", "went up", "gone up", "down to", "replaced", "migrated", "rewrote", "rewritten", "handed over",
     "took over", "taken over", "sold", "cancelled", "canceled", "correction", "actually", "promoted", "transferred",
-    "renamed", "revised", "shortened", "quit", "stopped", "retired", "got a new", "is now", "are now",
+    "renamed", "revised", "shortened", "quit", "stopped", "retired", "got a new", "is now", "are now", "slipped",
 )
 """Words that announce that something changed ("got rescheduled to", "was upgraded to", "sold my Civic")."""
 CHANGE_EVENT_ZH = CHANGE_ZH + (
     "改用", "改喝", "改到", "换到", "挪到", "调到", "延后", "升级", "涨到", "涨了", "降到", "加到", "减到", "退订", "取消",
     "卖了", "离职", "辞职", "跳槽", "更正", "其实", "瘦到", "胖到", "上调", "下调", "不学了", "不用了", "停了", "戒了",
+    "迁到", "迁移到", "移交", "改签", "转学", "转到", "改回", "换回", "调回",
 )
 WEAK_CHANGE = frozenset({
     "now", "these days", "nowadays", "currently", "at the moment", "recently", "lately", "new", "started", "began",
@@ -203,6 +204,9 @@ PHRASES_EN: tuple[tuple[str, str], ...] = (
     (r"\b(?:can not|cannot|can't) stand\b|\bdetests?\b|\bloathes?\b", "hates"),
     (r"\s(?:was|were) born on\b", "'s birthday is"),
     (r"\bworks? for\b", "works at"),
+    (r"\bmum\b|\bmom\b", "mother"),
+    (r"\bdad\b", "father"),
+    (r"\b(?:is|are) based in\b", "lives in"),
 )
 PHRASES_ZH: tuple[tuple[str, str], ...] = (
     (r"起来了?|起身", "起床"),
@@ -214,6 +218,12 @@ PHRASES_ZH: tuple[tuple[str, str], ...] = (
     (r"睡觉|入睡|上床睡", "睡"),
     (r"每个月|每月", "月"),
     (r"工资|薪水", "月薪"),
+    (r"老婆|爱人|太太", "妻子"),
+    (r"老公", "丈夫"),
+    (r"闺女", "女儿"),
+    (r"爸妈", "父母"),
+    (r"名叫|名字是|名字叫", "叫"),
+    (r"早晨", "早上"),
 )
 
 # --- attribute vocabulary ----------------------------------------------------------------------
@@ -396,8 +406,9 @@ _TIME_EN = re.compile(r"\b(\d{1,2})(?::|\.)(\d{2})\s*(am|pm|a\.m\.?|p\.m\.?)?|\b
 _DATE_EN = re.compile(rf"\b({'|'.join(MONTHS_EN)})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({'|'.join(MONTHS_EN)})\b")
 _MONEY_EN = re.compile(r"(?<![\w:.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*(k|m|million|thousand|billion))?\b")
 _ZH_NUM_CHARS = "零〇一二两三四五六七八九十百千万亿"
-_TIME_ZH = re.compile(rf"(上午|下午|晚上|早上|中午|凌晨)?([\d{_ZH_NUM_CHARS}]{{1,3}})点(半|一刻|三刻|(\d{{1,2}}|[{_ZH_NUM_CHARS}]{{1,3}})分?)?")
+_TIME_ZH = re.compile(rf"(上午|下午|晚上|早上|中午|凌晨|夜里)?([\d{_ZH_NUM_CHARS}]{{1,3}})点(半|一刻|三刻|(\d{{1,2}}|[{_ZH_NUM_CHARS}]{{1,3}})分?)?")
 _DATE_ZH = re.compile(rf"([\d{_ZH_NUM_CHARS}]{{1,3}})月([\d{_ZH_NUM_CHARS}]{{1,3}})(?:日|号)")
+_NUMERIC_DATE_ZH = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _NUM_ZH = re.compile(rf"(?<![a-z\d])\d+(?:,\d{{3}})*(?:\.\d+)?[万亿千百]?|(?<![周期拜])[{_ZH_NUM_CHARS}]{{1,8}}")
 
 
@@ -458,9 +469,42 @@ def _en_word_number(m: re.Match) -> str:
     return m.group(0) if value is None else f"n{value}"
 
 
+_ORDINALS_EN = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth",
+                "nineteenth", "twentieth")
+_ORDINAL_OF_MONTH_EN = re.compile(
+    rf"\b(?:the\s+)?({'|'.join(_ORDINALS_EN)}|twenty-(?:{'|'.join(_ORDINALS_EN[:9])})|thirtieth|thirty-first)\s+of\s+"
+    rf"({'|'.join(MONTHS_EN)})\b")
+_TIME_OF_DAY_EN = re.compile(rf"\b(\d{{1,2}}(?::\d{{2}})?|{_NUM_WORD})\s+(?:o'clock\s+)?(in the morning|in the afternoon|"
+                             rf"in the evening|at night)\b")
+
+
+def _en_ordinal_of_month(m: re.Match) -> str:
+    """'the first of June' -> 'june 1' (then a date like any other)."""
+    word = m.group(1)
+    if word.startswith("twenty-"):
+        day = 20 + _ORDINALS_EN.index(word.split("-")[1]) + 1
+    else:
+        day = {"thirtieth": 30, "thirty-first": 31}.get(word) or _ORDINALS_EN.index(word) + 1
+    return f"{m.group(2)} {day}"
+
+
+def _en_time_of_day(m: re.Match) -> str:
+    """'ten in the morning' -> '10am', '7:45 in the morning' -> '7:45am', 'eleven at night' -> '11pm'."""
+    hour_text, _, minutes = m.group(1).partition(":")
+    hour = int(hour_text) if hour_text.isdigit() else words_to_int(hour_text)
+    if hour is None or not 1 <= hour <= 12:
+        return m.group(0)
+    night = m.group(2) == "at night" and hour >= 6
+    meridiem = "am" if m.group(2) == "in the morning" or (m.group(2) == "at night" and not night) else "pm"
+    return f"{hour}:{minutes}{meridiem}" if minutes else f"{hour}{meridiem}"
+
+
 def normalize_values_en(text: str) -> str:
     """Lower-cased English with times (t0630), dates (d0630) and numbers (n500000) in one canonical spelling."""
     out = text.lower()
+    out = _ORDINAL_OF_MONTH_EN.sub(_en_ordinal_of_month, out)
+    out = _TIME_OF_DAY_EN.sub(_en_time_of_day, out)
     out = _NUMERIC_DATE_EN.sub(_en_numeric_date, out)
     out = _TIME_EN.sub(_en_time, out)
     out = _DATE_EN.sub(_en_date, out)
@@ -476,8 +520,20 @@ def _zh_time(m: re.Match) -> str:
     minute = {"半": 30, "一刻": 15, "三刻": 45, "": 0}.get(minute_part)
     if minute is None:
         minute = zh_to_int(m.group(4) or "") or 0
-    meridiem = "pm" if m.group(1) in ("下午", "晚上") else None
+    meridiem = "pm" if m.group(1) in ("下午", "晚上") or (m.group(1) == "夜里" and hour >= 6) else None
     return _clock(hour, minute, meridiem)
+
+
+_CLOCK_ZH = re.compile(r"(上午|下午|晚上|早上|中午|凌晨|夜里)?(?<!\d)(\d{1,2})[:：](\d{2})(?!\d)")
+
+
+def _zh_clock(m: re.Match) -> str:
+    """"10:00", "下午3:30", "夜里2:00" -> a clock time like 十点."""
+    hour, minute = int(m.group(2)), int(m.group(3))
+    if hour > 24 or minute > 59:
+        return m.group(0)
+    pm = m.group(1) in ("下午", "晚上") or (m.group(1) == "夜里" and 6 <= hour < 12)
+    return _clock(hour, minute, "pm" if pm and hour < 12 else None)
 
 
 def _zh_date(m: re.Match) -> str:
@@ -495,7 +551,9 @@ def _zh_number(m: re.Match) -> str:
 
 def normalize_values_zh(text: str) -> str:
     """Chinese with times, dates and numbers (Arabic or Chinese numerals, 万/亿) in one canonical spelling."""
-    out = _TIME_ZH.sub(_zh_time, text)
+    out = _NUMERIC_DATE_ZH.sub(lambda m: f"{m.group(1)}年{int(m.group(2))}月{int(m.group(3))}日", text)  # 2025-06-30
+    out = _CLOCK_ZH.sub(_zh_clock, out)
+    out = _TIME_ZH.sub(_zh_time, out)
     out = _DATE_ZH.sub(_zh_date, out)
     return _NUM_ZH.sub(_zh_number, out)
 

@@ -126,10 +126,13 @@ def _context_en(s: str) -> tuple[str, list[str]]:
                 s = re.sub(pat, " ", s, count=1).strip()
                 found.append(key)
                 break
-    lead = re.match(r"^(?:when|while|whenever) (?:the user is |the user )?([^,]+?),\s*", s) or re.match(
-        rf"^(?:for|during|in|at|on) ([a-z0-9 ]+?)(?:,\s*|\s+(?={_SUBJ}\b))", s)
+    lead = re.match(rf"^(?:when|while|whenever|if) (?:the user is |the user )?([^,]+?)(?:,\s*|\s+(?={_LEAD_SUBJ}))", s) \
+        or re.match(rf"^(?:for|during|in|at|on|around|over|outside|between|from)( [a-z0-9 ]{{1,40}}? to)? ([a-z0-9' ]{{1,60}}?)"
+                    rf"(?:,\s*|\s+(?={_LEAD_SUBJ}))", s) or re.match(rf"^({_OTHERWISE_EN}),?\s+", s)
+    if lead and _TIME_ANCHOR_EN.search(lead.group(0)):
+        lead = None  # "in 2024", "this month", "since May": when it changed, not a condition it holds under
     if lead:
-        found.append(_strip_det(lead.group(1)))
+        found.append(_strip_det(" ".join(g for g in lead.groups() if g)))
         s = s[lead.end():]
     else:
         tail = re.search(r",?\s+(?:when|while|whenever) (?:the user is |the user )?([^,]+)$", s)
@@ -142,6 +145,16 @@ def _context_en(s: str) -> tuple[str, list[str]]:
         found.append(_singular(scoped.group(2)))
         s = s[: scoped.start()] + scoped.group(1) + s[scoped.end():]
     return re.sub(r"\s+", " ", s).strip(" ,"), found
+
+
+_LEAD_SUBJ = r"(?:the user\b|we\b|it\b|they\b|our\b|there\b)"
+"""Who a statement that opens with its condition goes on to speak of ("On rest days the user's alarm ...", "At night we
+turn ...", "On the annual plan it works out to ...")."""
+_OTHERWISE_EN = r"the rest of the time|otherwise|other times|the other days"
+_TIME_ANCHOR_EN = re.compile(
+    r"\b(?:since|until|as of|ago|now|(?:last|this|next|past|coming) \w+|n(?:19|20)\d\d|(?:19|20)\d\d|"
+    r"(?:^in|^on|^at) (?:january|february|march|april|may|june|july|august|september|october|november|december)\b)")
+"""Words that date a statement's opening phrase rather than condition it ("In 2024", "This month", "In March")."""
 
 
 def _strip_det(phrase: str) -> str:
@@ -404,12 +417,12 @@ def _context_zh(s: str) -> tuple[str, list[str]]:
                 found.append(key)
                 break
     when = re.match(r"^(?:用户)?(?:在|当)?([^，,]{1,10}?)(?:的时候|时)(?![间候刻])[，,]?", s)
-    topic = re.match(r"^([^，,用是的叫有给被把和让]{1,8}?)[，,]?(?=用户)", s)
+    topic = re.match(r"^([^，,用是的叫有给被把和让]{1,8}?)[，,]?(?=用户|我们)", s)
     if when and not when.group(1).endswith("小"):
         found.append(when.group(1).replace("用户", ""))
         s = s[when.end():]
     elif topic and not re.match(r"比起|对于|关于|因为|所以|但是|而且|如果|虽然|不过", topic.group(1)) \
-            and not _TIME_ADVERBS_ZH.fullmatch(topic.group(1)):
+            and not _TIME_ADVERBS_ZH.fullmatch(topic.group(1)) and not _CLAUSE_ZH.search(topic.group(1)):
         found.append(re.sub(r"^[在当]", "", topic.group(1)))  # topic-comment: "早餐用户吃燕麦" holds at breakfast
         s = s[topic.end():]
     scoped = re.search(r"(?:买|购买|给|为|换)([\u4e00-\u9fffa-z0-9]{1,6}?)的(预算|价格|要求|上限)", s)
@@ -417,6 +430,10 @@ def _context_zh(s: str) -> tuple[str, list[str]]:
         found.append(scoped.group(1))
         s = s[: scoped.start()] + "的" + scoped.group(2) + s[scoped.end():]
     return s.strip("，,"), found
+
+
+_CLAUSE_ZH = re.compile(r"了|换|改|取消|允许|决定|开始|不再|搬|调")
+"""A topic that is a clause of its own ("公司取消了远程，我现在……") is an event, not a condition the fact holds under."""
 
 
 def _clean_value_zh(v: str) -> str:
