@@ -251,3 +251,23 @@ def test_a_needle_that_starts_with_zeros_is_found_as_a_plain_search_finds_it(zer
     data = b"\0" * before + noise + needle + noise + needle
     for hay in (data, data[: len(data) // 2], b"\0" * (zeros + 10)):
         assert _find(hay, needle) == hay.find(needle)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["id0", "id1", "vec0", "vec1", "noise", "v-"]), max_size=40),
+       chunk=st.integers(40, 400), noise=st.binary(min_size=1, max_size=30))
+def test_the_chunked_file_search_finds_what_a_whole_file_search_finds(tmp_path_factory, pieces, chunk, noise):
+    """chroma_files.locate reads the file in overlapping pieces (bounded memory): every id occurrence and each vector's
+    first occurrence come out as a search of the whole file in one piece gives them, at any piece size."""
+    from memory.store.chroma_files import locate
+
+    ids = [b"v-" + (f"{i:x}" * 32)[:32].encode() for i in range(2)]
+    vecs = [bytes([7, 1, 2, 3]) * 40, bytes([7, 1, 2, 9]) * 40]
+    parts = {"id0": ids[0], "id1": ids[1], "vec0": vecs[0], "vec1": vecs[1], "noise": noise, "v-": b"v-"}
+    path = tmp_path_factory.mktemp("scan") / "file.bin"
+    path.write_bytes(b"".join(parts[p] for p in pieces))
+    whole = locate(path, ids + vecs, chunk=1 << 30)
+    assert sorted(locate(path, ids + vecs, chunk=chunk)) == sorted(whole)
+    data = path.read_bytes()
+    assert sorted(at for n, at in whole if n in ids) == sorted(
+        at for i in ids for at in range(len(data)) if data.startswith(i, at))

@@ -1,6 +1,6 @@
 """What an embedded Chroma keeps on disk, and how an owner's collection leaves no byte behind.
 
-Measured on chromadb 1.5 (tests/test_chroma_files.py keeps these true):
+Measured on chromadb 1.5 (tests/test_erase.py keeps these true):
 
 * ``delete_collection`` deletes the collection's rows from ``chroma.sqlite3`` without SQLite's
   ``secure_delete``, so vectors, ids and metadata stay readable in the file's free space; and it
@@ -20,7 +20,8 @@ still hold as a divider key names no owner.
 Traces can survive that in the unused space of pages still in use: Chroma's own transactions run without
 ``secure_delete``, and SQLite's b-tree rebalancing copies cells between pages without clearing what it
 leaves behind (measured: the user's ids in a page or two of the index of ``embeddings``). Only a byte
-search of the file finds those (:func:`traces`: one linear pass, vectorised, no lock needed).
+search of the file finds those (:func:`traces`: one linear pass, vectorised, in pieces of bounded size, no lock
+needed).
 :func:`rewrite_rows_of_pages` clears them where they are, by rewriting the tens of rows of the pages that
 hold them; :func:`rebuild` rewrites the whole file when that does not. The erasure runs the search
 outside the write lock (memory/runtime/erase.py), so it lengthens the erasure, not anyone else's write.
@@ -161,27 +162,50 @@ def traces(folder: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
     return found
 
 
-def locate(path: Path, needles: list[bytes]) -> list[tuple[bytes, int]]:
+SCAN_CHUNK = 8 << 20
+"""Bytes of the file held at once by :func:`locate` (plus a needle's length of overlap): the search's memory is this,
+whatever the file's size (a whole 200 MB file read at once, with numpy's temporaries beside it, would be several
+times that)."""
+
+
+def locate(path: Path, needles: list[bytes], *, chunk: int = SCAN_CHUNK) -> list[tuple[bytes, int]]:
     """(needle, offset) of every occurrence in the file of the vector ids among ``needles`` (one vectorised
-    pass) and of the first occurrence of up to TRACE_VECTORS of the others (raw vectors)."""
-    data = Path(path).read_bytes() if Path(path).exists() else b""
+    pass) and of the first occurrence of up to TRACE_VECTORS of the others (raw vectors). The file is read in pieces
+    of ``chunk`` bytes that overlap by the longest needle; a match is counted in the piece it starts in."""
+    path = Path(path)
+    size = path.stat().st_size if path.exists() else 0
     ids = {n for n in needles if _VECTOR_ID.fullmatch(n)}
+    vectors = [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]
+    if not size or not (ids or vectors):
+        return []
+    overlap = max([ID_BYTES] + [len(v) for v in vectors]) - 1
     out: list[tuple[bytes, int]] = []
-    if ids and len(data) >= ID_BYTES:
-        raw = np.frombuffer(data, dtype=np.uint8)
-        starts = np.flatnonzero(raw[: len(raw) - ID_BYTES + 1] == ord("v"))
-        starts = starts[raw[starts + 1] == ord("-")]
-        # the 8 bytes after "v-" of every candidate, read in place, against the ids' own first 8: a few
-        # matches left, compared in full
-        heads = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))[starts + 2]
-        wanted = np.sort(np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8"))
-        slot = np.minimum(np.searchsorted(wanted, heads), len(wanted) - 1)  # the few ids, not the many heads, sorted
-        out += [(data[s : s + ID_BYTES], s) for s in starts[wanted[slot] == heads].tolist()
-                if data[s : s + ID_BYTES] in ids]
-    for needle in [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]:
-        at = _find(data, needle)
-        out += [(needle, at)] if at >= 0 else []
-    return out
+    first: dict[bytes, int] = {}
+    with open(path, "rb") as f:  # not a memory map: a commit of Chroma's that shrinks the file would fault it
+        for start in range(0, size, chunk):
+            f.seek(start)
+            data = f.read(chunk + overlap)
+            last = start + chunk >= size
+            out += [(n, start + at) for n, at in _ids_in(data, ids) if at < chunk or last]
+            for needle in (v for v in vectors if v not in first):
+                at = _find(data, needle)
+                if at >= 0 and (at < chunk or last):
+                    first[needle] = start + at
+    return out + [(v, first[v]) for v in vectors if v in first]
+
+
+def _ids_in(data: bytes, ids: set[bytes]) -> list[tuple[bytes, int]]:
+    """(id, offset) of every occurrence of ``ids`` in ``data``: candidates "v-" found with numpy, the 8 bytes after
+    them read in place and compared with the ids' own first 8, the few left compared in full."""
+    if not ids or len(data) < ID_BYTES:
+        return []
+    raw = np.frombuffer(data, dtype=np.uint8)
+    starts = np.flatnonzero(raw[: len(raw) - ID_BYTES + 1] == ord("v"))
+    starts = starts[raw[starts + 1] == ord("-")]
+    heads = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))[starts + 2]
+    wanted = np.sort(np.array([int.from_bytes(i[2:10], "little") for i in ids], dtype="<u8"))
+    slot = np.minimum(np.searchsorted(wanted, heads), len(wanted) - 1)  # the few ids, not the many heads, sorted
+    return [(data[s : s + ID_BYTES], s) for s in starts[wanted[slot] == heads].tolist() if data[s : s + ID_BYTES] in ids]
 
 
 HEAD_BYTES = 64

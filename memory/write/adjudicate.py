@@ -358,14 +358,17 @@ def _measures(text: str) -> set[str]:
     zh = bool(_CJK.search(text))
     norm = normalize_values_zh(text).lower() if zh else normalize_values_en(text)
     kinds = {"date" for _ in re.finditer(r"(?<![a-z])d\d{4}", norm)} | {"time" for _ in re.finditer(r"(?<![a-z])t\d{4}", norm)}
-    for m in re.finditer(r"([$€£¥])?n\d+(?:\.\d+)?\s*(%|[a-z]+|[\u4e00-\u9fff])?", norm):
-        unit = m.group(1) or (m.group(2) or "")
-        kinds.add(_UNITS.get(unit, unit)) if unit else None
+    for m in re.finditer(r"([$€£¥])?n\d+(?:\.\d+)?\s*(%|[a-z]+|公斤|千克|公里|千米|小时|分钟|[\u4e00-\u9fff])?", norm):
+        unit = m.group(1) or m.group(2)
+        if unit:
+            kinds.add(_UNITS.get(unit, unit))
     return kinds
 
 
-_UNITS = {"kilo": "kg", "kilos": "kg", "kilograms": "kg", "kilogram": "kg", "公": "kg", "pounds": "lb", "lbs": "lb",
-          "pound": "lb", "元": "¥", "块": "¥", "dollars": "$", "euros": "€", "percent": "%"}
+_UNITS = {"kilo": "kg", "kilos": "kg", "kilograms": "kg", "kilogram": "kg", "公斤": "kg", "千克": "kg", "pounds": "lb",
+          "lbs": "lb", "pound": "lb", "kilometres": "km", "kilometers": "km", "公里": "km", "千米": "km", "元": "¥",
+          "块": "¥", "dollars": "$", "euros": "€", "percent": "%"}
+"""Spellings of one unit, so that two statements' values are seen to measure one thing."""
 
 
 def _qualified(p: Pair) -> "dict[str, Any] | None":
@@ -380,11 +383,12 @@ def _qualified(p: Pair) -> "dict[str, Any] | None":
 
 def _conditioned(p: Pair) -> "dict[str, Any] | None":
     """The incoming statement opens with a condition of its own (the reader's context) and the stored one is
-    conditioned otherwise (its own context or a kind of condition), on one topic: two facts side by side ("At night we turn the heating down to 17" beside
-    "set to 20 during the day"), whatever change word the condition's clause uses. Not where something stopped, a
-    polarity flipped or a change event names the stored value."""
+    conditioned otherwise (its own context, a kind of condition, or "usually"), on one topic: two facts side by side
+    ("At night we turn the heating down to 17" beside "set to 20 during the day"), whatever change word the
+    condition's clause uses. Not where something stopped, a polarity flipped or a change event names the stored
+    value."""
     old, new = p.old, p.new
-    (old_kinds, new_kinds) = p.kinds
+    old_kinds, new_kinds = p.kinds
     own = bool(new.context) and new.context != old.context and not _stems(new.context) & _stems(old.text) \
         and bool(old.context or old_kinds or _USUAL.search(old.text)) and not _SCHEDULE.search(new.context)
     moved = _change_event(new.text)
