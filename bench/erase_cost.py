@@ -8,7 +8,10 @@ For stores of N records (embedded, synthetic vectors, 100 owners), the erased us
 * the longest wait of another owner's writer (one ``add`` at a time in a thread) while the erasure runs,
   against its median write time with no erasure running;
 * apart: one search of Chroma's database file for a user's ids and vectors (the ``chroma_file`` check, the
-  one part of an erasure that reads a file whole), and that file's size.
+  one part of an erasure that reads a file whole, in pieces of memory.store.chroma_files.SCAN_CHUNK), and that
+  file's size;
+* apart: the peak of Python's heap during one erasure (tracemalloc, numpy's arrays included; Chroma's own Rust
+  allocations are not traced).
 
 Run: python -m bench.erase_cost [--sizes 1000,20000,100000] [--rounds 7] [--deep-rounds 2]
 """
@@ -20,6 +23,7 @@ import statistics
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +107,17 @@ def chroma_search(mm: MemoryManager, rng: np.random.Generator, repeats: int = 5)
     return 1000 * statistics.median(times), size
 
 
+def traced_peak(mm: MemoryManager, rng: np.random.Generator) -> float:
+    """MB: the peak of Python's heap above its level at the start of one erasure of a 100-record user."""
+    _put(mm, "tenant", "erased", list(range(ERASED_RECORDS)), rng)
+    tracemalloc.start()
+    try:
+        mm.erase_user(tenant_id="tenant", user_id="erased")
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
 def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
     rows = []
     rng = np.random.default_rng(9)
@@ -112,6 +127,7 @@ def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
             fast = [one_round(mm, disk_scan=False, rng=rng) for _ in range(rounds)]
             deep = [one_round(mm, disk_scan=True, rng=rng) for _ in range(deep_rounds)]
             search_ms, file_mb = chroma_search(mm, rng)
+            peak_mb = traced_peak(mm, rng)
             rows.append({
                 "size": n, "erased_records": ERASED_RECORDS,
                 "erase_ms": 1000 * statistics.median(r["erase_s"] for r in fast),
@@ -121,18 +137,18 @@ def run(sizes: list[int], rounds: int, name: str, deep_rounds: int = 2) -> dict:
                 "chroma_rebuilds": sum(r["chroma_rebuilt"] for r in fast + deep),
                 "chroma_page_rewrites": sum(r["chroma_pages"] > 0 for r in fast + deep),
                 "all_ok": all(r["ok"] for r in fast + deep), "rounds": rounds + deep_rounds,
-                "chroma_file_mb": file_mb, "chroma_search_ms": search_ms,
+                "chroma_file_mb": file_mb, "chroma_search_ms": search_ms, "heap_peak_mb": peak_mb,
             })
             mm.store.drop()
     lines = ["| records in store | erased user's records | erase p50 ms | with disk scan ms | other writer's longest "
              "wait ms (its usual write ms) | erasures with Chroma pages rewritten | Chroma file rebuilds | all verified | "
-             "one search of Chroma's file ms (its size MB) |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+             "one search of Chroma's file ms (its size MB) | erasure's Python heap peak MB |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for r in rows:
         lines.append(f"| {r['size']:,} | {r['erased_records']} | {r['erase_ms']:.0f} | {r['erase_with_disk_scan_ms']:.0f} | "
                      f"{r['writer_max_wait_ms']:.0f} ({r['writer_median_write_ms']:.0f}) | "
                      f"{r['chroma_page_rewrites']} of {r['rounds']} | {r['chroma_rebuilds']} of {r['rounds']} | "
-                     f"{r['all_ok']} | {r['chroma_search_ms']:.0f} ({r['chroma_file_mb']:.1f}) |")
+                     f"{r['all_ok']} | {r['chroma_search_ms']:.0f} ({r['chroma_file_mb']:.1f}) | {r['heap_peak_mb']:.1f} |")
     table = "\n".join(lines)
     write_results(name, {"rows": rows}, table)
     print(table)
