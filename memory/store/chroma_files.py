@@ -173,24 +173,25 @@ def locate(path: Path, needles: list[bytes], *, chunk: int = SCAN_CHUNK) -> list
     pass) and of the first occurrence of up to TRACE_VECTORS of the others (raw vectors). The file is read in pieces
     of ``chunk`` bytes that overlap by the longest needle; a match is counted in the piece it starts in."""
     path = Path(path)
-    size = path.stat().st_size if path.exists() else 0
     ids = {n for n in needles if _VECTOR_ID.fullmatch(n)}
     vectors = [n for n in needles if not _VECTOR_ID.fullmatch(n)][:TRACE_VECTORS]
-    if not size or not (ids or vectors):
+    if not path.exists() or not (ids or vectors):
         return []
     overlap = max([ID_BYTES] + [len(v) for v in vectors]) - 1
     out: list[tuple[bytes, int]] = []
     first: dict[bytes, int] = {}
+    start, last = 0, False
     with open(path, "rb") as f:  # not a memory map: a commit of Chroma's that shrinks the file would fault it
-        for start in range(0, size, chunk):
+        while not last:  # to the end as it is when read: pages a concurrent commit appends are read too
             f.seek(start)
             data = f.read(chunk + overlap)
-            last = start + chunk >= size
+            last = len(data) < chunk + overlap
             out += [(n, start + at) for n, at in _ids_in(data, ids) if at < chunk or last]
             for needle in (v for v in vectors if v not in first):
                 at = _find(data, needle)
                 if at >= 0 and (at < chunk or last):
                     first[needle] = start + at
+            start += chunk
     return out + [(v, first[v]) for v in vectors if v in first]
 
 
