@@ -317,7 +317,8 @@ def _departed(p: Pair) -> "dict[str, Any] | None":
     """The incoming statement says the stored fact's value is gone: the user left, dropped or sold it ("I left Google and
     joined Stripe", "我已经从阿里离职"), or the person it names left ("Tom left, so Rachel is my manager", "王经理走了")."""
     gone = _departure(p.new.text)
-    if gone is None or p.old.negated or p.old.ceased or _PAST.search(p.old.text) or not _mentions(p.old, gone.lower()):
+    if gone is None or p.old.negated or p.old.ceased or _PAST.search(p.old.text) or _AWAY.search(p.new.text) \
+            or not _mentions(p.old, gone.lower()):
         return None
     return {"value": _show(gone)}
 
@@ -587,6 +588,7 @@ RULES: tuple[Rule, ...] = (
                    ("用户的车是大众朗逸。", "我把朗逸卖了，换了一辆比亚迪汉。")),
          leaves=(("The user works at Google.", "My sister left Google last year."),
                  ("The user previously worked at IBM.", "I left IBM in 2019."),
+                 ("The user lives in London.", "I left London for a weekend trip to Paris."),
                  ("用户在阿里巴巴工作。", "我同事从腾讯离职了。"))),
     Rule("update.polarity_flip", "update",
          lambda p: _if(p.old.negated != p.new.negated and _same_content(p.old, p.new)),
@@ -710,6 +712,9 @@ _DEPARTURE_ZH = (
     re.compile(r"(?:取消了|退掉了|停掉了|卖掉了|卖了|退订了)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?=[，,。；！]|$)"),
     re.compile(r"(?:把|将)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?:卖了|退了|停了|注销了|退订了|取消了|卖掉了)"),
 )
+_AWAY = re.compile(r"\b(?:trip|holiday|vacation|weekend|visit|for (?:a|the) (?:day|week|month|few days))\b|出差|旅游|旅行|度假|"
+                   r"几天", re.IGNORECASE)
+"""Left for a while ("I left London for a weekend trip", "我离开北京去出差几天"): nothing the user had is gone."""
 _NOT_GONE = frozenset({"我", "我们", "用户", "他", "她", "他们", "i", "we"})
 
 
