@@ -495,8 +495,12 @@ def _en_time_of_day(m: re.Match) -> str:
     hour = int(hour_text) if hour_text.isdigit() else words_to_int(hour_text)
     if hour is None or not 1 <= hour <= 12:
         return m.group(0)
-    night = m.group(2) == "at night" and hour >= 6
-    meridiem = "am" if m.group(2) == "in the morning" or (m.group(2) == "at night" and not night) else "pm"
+    if m.group(2) == "in the morning":
+        meridiem = "am"
+    elif m.group(2) == "at night":
+        meridiem = "pm" if hour >= 6 else "am"  # "eleven at night" is 23:00, "two at night" 02:00
+    else:
+        meridiem = "pm"
     return f"{hour}:{minutes}{meridiem}" if minutes else f"{hour}{meridiem}"
 
 
@@ -528,9 +532,9 @@ _CLOCK_ZH = re.compile(r"(上午|下午|晚上|早上|中午|凌晨|夜里)?(?<!
 
 
 def _zh_clock(m: re.Match) -> str:
-    """"10:00", "下午3:30", "夜里2:00" -> a clock time like 十点."""
+    """A clock time with a colon ("10:00", "下午3:30", "夜里2:00") -> t1000, t1530, t0200."""
     hour, minute = int(m.group(2)), int(m.group(3))
-    if hour > 24 or minute > 59:
+    if hour > 23 or minute > 59:
         return m.group(0)
     pm = m.group(1) in ("下午", "晚上") or (m.group(1) == "夜里" and 6 <= hour < 12)
     return _clock(hour, minute, "pm" if pm and hour < 12 else None)
