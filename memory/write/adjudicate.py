@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Literal, Protocol, Sequence
 
 from memory.core.config import MemoryConfig
@@ -344,7 +344,7 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
     if not p.change_marker or not (p.same_topic or left or measured) or _relations(old.text) != _relations(new.text) \
             or _EVENT_EN.search(old.text) or _PAST.search(old.text):  # someone else's value, or a past one: nothing to retire
         return None
-    restated = bool(old.values) and old.values == new.values  # "is in third grade" / "is now in third grade"
+    restated = _same_value_set(p)  # "is in third grade" / "is now in third grade"
     arrived = moved is not None and _mentions(old, moved[1].lower())  # "likes tea" / "switched from coffee to tea"
     if restated or arrived:
         return None
@@ -353,7 +353,8 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
     return {"marker": p.change_marker}
 
 
-def _measures(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _measures(text: str) -> frozenset[str]:
     """What a statement's values measure: "date", "time", a currency or the unit after a number ("kg", "元", "公斤"), so
     that "weighs 82 kg" and "down to 76 kilos" are one measure with another value."""
     zh = bool(_CJK.search(text))
@@ -363,7 +364,7 @@ def _measures(text: str) -> set[str]:
         unit = m.group(1) or m.group(2)
         if unit:
             kinds.add(_UNITS.get(unit, unit))
-    return kinds
+    return frozenset(kinds)
 
 
 _UNITS = {"kilo": "kg", "kilos": "kg", "kilograms": "kg", "kilogram": "kg", "公斤": "kg", "千克": "kg", "pounds": "lb",
@@ -443,10 +444,9 @@ def _specifics(r: Reading, other: Reading) -> frozenset[str]:
 
 
 def _same_values(p: Pair) -> "dict[str, Any] | None":
-    values = p.old.values
     close = p.sim >= (SAME_VALUES_COSINE_ZH if p.chinese else SAME_VALUES_COSINE)
-    return {"values": ", ".join(_show(v) for v in sorted(values))} \
-        if values and values == p.new.values and p.overlap >= TOPIC_OVERLAP and close else None
+    return {"values": ", ".join(_show(v) for v in sorted(p.old.values))} \
+        if _same_value_set(p) and p.overlap >= TOPIC_OVERLAP and close else None
 
 
 def _same_content_rule(p: Pair) -> "dict[str, Any] | None":
@@ -561,7 +561,9 @@ RULES: tuple[Rule, ...] = (
          leaves=(("The user speaks Japanese.", "The user speaks Korean."),
                  ("The user takes vitamin D supplements.", "The user also takes magnesium before bed."),
                  ("The team uses GitHub for source control.", "The team uses Slack for communication."),
-                 ("The frontend is built with React.", "The frontend is deployed on Vercel."))),
+                 ("The frontend is built with React.", "The frontend is deployed on Vercel."),
+                 ("The user's manager is Dana.", "My skip-level manager is Raj."),
+                 ("用户的房租每月4500元。", "我每个月房租四千五。"))),
     Rule("new.multi_valued", "new", lambda p: _if(p.same_attr and not _same_value_set(p), p.change()),
          fires_on=(("The user speaks Japanese.", "The user speaks Korean."),),
          leaves=(("The user lives in Hangzhou.", "The user lives in Shanghai now."),)),
@@ -612,7 +614,8 @@ RULES: tuple[Rule, ...] = (
     Rule("update.announced", "update", _announced,
          fires_on=(("The vendor meeting is on Tuesday.", "The vendor meeting got rescheduled to Wednesday."),
                    ("用户体重75公斤。", "我现在瘦到68公斤了。")),
-         leaves=(("The vendor meeting is on Tuesday.", "The user got a new bike."),)),
+         leaves=(("The vendor meeting is on Tuesday.", "The user got a new bike."),
+                 ("The user previously worked at IBM.", "The user currently works at Microsoft."))),
     Rule("coexist.qualified", "coexist", _qualified,
          fires_on=(("The production database runs PostgreSQL 15.", "The staging database runs PostgreSQL 14."),
                    ("用户在手机上用今日头条看新闻。", "在电脑上我一般用RSS阅读器看资讯。")),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.write.lexicon import (
-    CESSATION_EN, CHANGE_EN, CHANGE_ZH, CONTEXT_WORDS, DIET_EN, DIET_ZH, JOB_NOUNS_EN, JOB_SUFFIX_ZH, NEGATION_EN,
+    CESSATION_EN, CHANGE_EN, CHANGE_ZH, CONTEXT_WORDS, DIET_EN, DIET_ZH, JOB_NOUNS_EN, JOB_SUFFIX_ZH, MONTHS_EN, NEGATION_EN,
     NEGATION_ZH, PHRASES_EN, PHRASES_ZH, VERB_SKIP_EN, WEEKDAYS_EN, WEEKDAYS_ZH, domains_of, is_chinese,
     normalize_values_en, normalize_values_zh,
 )
@@ -129,7 +129,7 @@ def _context_en(s: str) -> tuple[str, list[str]]:
     lead = re.match(rf"^(?:when|while|whenever|if) (?:the user is |the user )?([^,]+?)(?:,\s*|\s+(?={_LEAD_SUBJ}))", s) \
         or re.match(rf"^(?:for|during|in|at|on|around|over|outside|between|from)( [a-z0-9 ]{{1,40}}? to)? ([a-z0-9' ]{{1,60}}?)"
                     rf"(?:,\s*|\s+(?={_LEAD_SUBJ}))", s) or re.match(rf"^({_OTHERWISE_EN}),?\s+", s)
-    if lead and _TIME_ANCHOR_EN.search(lead.group(0)):
+    if lead and (_TIME_ADVERBS_EN.search(lead.group(0)) or _TIME_ANCHOR_EN.search(lead.group(0))):
         lead = None  # "in 2024", "this month", "since May": when it changed, not a condition it holds under
     if lead:
         found.append(_strip_det(" ".join(g for g in lead.groups() if g)))
@@ -151,10 +151,10 @@ _LEAD_SUBJ = r"(?:the user\b|we\b|it\b|they\b|our\b|there\b)"
 """Who a statement that opens with its condition goes on to speak of ("On rest days the user's alarm ...", "At night we
 turn ...", "On the annual plan it works out to ...")."""
 _OTHERWISE_EN = r"the rest of the time|otherwise|other times|the other days"
-_TIME_ANCHOR_EN = re.compile(
-    r"\b(?:since|until|as of|ago|now|(?:last|this|next|past|coming) \w+|n(?:19|20)\d\d|(?:19|20)\d\d|"
-    r"(?:^in|^on|^at) (?:january|february|march|april|may|june|july|august|september|october|november|december)\b)")
-"""Words that date a statement's opening phrase rather than condition it ("In 2024", "This month", "In March")."""
+_TIME_ANCHOR_EN = re.compile(rf"\b(?:since|until|as of|(?:past|coming) \w+|n?(?:19|20)\d\d)\b|"
+                             rf"^(?:in|on|at) (?:{'|'.join(MONTHS_EN)})\b")
+"""Besides _TIME_ADVERBS_EN, words that date a statement's opening phrase rather than condition it ("In 2024", "Since
+May", "In March")."""
 
 
 def _strip_det(phrase: str) -> str:
