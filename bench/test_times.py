@@ -1,0 +1,85 @@
+"""Where the test suite spends its time: `python -m bench.test_times [--label NAME] [--from JUNIT]`.
+
+Runs the README's test command (plain ``pytest``, so the options in pyproject.toml apply) with a JUnit report,
+then writes ``bench/results/test_times_<label>.json`` and ``.md``: the wall time, the tests collected and passed,
+the total per test file and the 20 slowest tests (``time`` per test is its setup, call and teardown, as pytest's
+JUnit report counts it). ``--from JUNIT`` only reads a report written before (how the ``before`` figures were
+kept). The timed run is not a test: nothing fails on a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .common import RESULTS, machine
+
+SLOWEST = 20
+
+
+def read_junit(path: Path) -> dict:
+    """Per-test and per-file seconds, and the outcome counts, from a pytest JUnit report."""
+    root = ET.parse(path).getroot()
+    tests, files = [], collections.Counter()
+    counts = collections.Counter()
+    for case in root.iter("testcase"):
+        module = case.get("classname", "")
+        file = "tests/" + module.split(".")[-1] + ".py" if module else case.get("file", "?")
+        seconds = float(case.get("time", 0.0))
+        outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
+        counts[outcome] += 1
+        tests.append({"test": f"{file}::{case.get('name')}", "seconds": round(seconds, 2), "outcome": outcome})
+        files[file] += seconds
+    tests.sort(key=lambda t: -t["seconds"])
+    return {
+        "collected": len(tests),
+        "outcomes": dict(counts),
+        "sum_of_test_seconds": round(sum(files.values()), 1),
+        "per_file": [{"file": f, "seconds": round(s, 1)} for f, s in files.most_common()],
+        "slowest": tests[:SLOWEST],
+    }
+
+
+def markdown(label: str, result: dict) -> str:
+    lines = [f"# Test times: {label}", "",
+             f"Wall time {result.get('wall_seconds', '?')} s; {result['collected']} tests; outcomes "
+             f"{result['outcomes']}; the tests' own seconds add up to {result['sum_of_test_seconds']} s "
+             "(more than the wall time when workers run side by side).", "",
+             f"## The {SLOWEST} slowest tests", "", "| seconds | test |", "| ---: | --- |"]
+    lines += [f"| {t['seconds']} | `{t['test']}` |" for t in result["slowest"]]
+    lines += ["", "## Per file", "", "| seconds | file |", "| ---: | --- |"]
+    lines += [f"| {f['seconds']} | `{f['file']}` |" for f in result["per_file"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.test_times", description=__doc__.splitlines()[0])
+    p.add_argument("--label", default="after", help="the results' name: test_times_<label>.json (default: after)")
+    p.add_argument("--from", dest="junit", type=Path, help="read this JUnit report instead of running pytest")
+    p.add_argument("--wall", type=float, help="with --from: the wall time of that run, in seconds")
+    args = p.parse_args(argv)
+    if args.junit:
+        junit, wall, code = args.junit, args.wall, 0
+    else:
+        junit = Path(tempfile.mkdtemp()) / "junit.xml"
+        started = time.monotonic()
+        code = subprocess.call([sys.executable, "-m", "pytest", f"--junitxml={junit}", "-q"])
+        wall = round(time.monotonic() - started, 1)
+    result = {"label": args.label, "command": "pytest", "wall_seconds": wall, "machine": machine(),
+              **read_junit(junit)}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"test_times_{args.label}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    (RESULTS / f"test_times_{args.label}.md").write_text(markdown(args.label, result), encoding="utf-8")
+    print(markdown(args.label, result))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
