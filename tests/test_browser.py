@@ -161,27 +161,41 @@ def _documented_links() -> list[str]:
     return sorted(links, key=lambda link: (link == "/" or link.startswith("/?"), link))
 
 
-def test_documented_links_open_without_page_not_found_even_first_after_a_start(browser, tmp_path_factory):
-    """Every link of docs/lab.md, the first one a deep link as a fresh server's very first request, opens its page
-    with no "Page not found" notice on the way (it did while the page scripts sat in a pages/ folder)."""
+def _opens_without_page_not_found(browser, url: str) -> None:
+    """Open ``url`` in a new 1024x768 context: no "Page not found" notice on the way, a page drawn, no exception."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    tab = context.new_page()
+    tab.goto(url, timeout=LOAD_TIMEOUT_MS)
+    notices = 0
+    deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
+    while not tab.locator("[data-testid='stMainBlockContainer'] h1").count() and time.monotonic() < deadline:
+        notices += tab.get_by_text("Page not found").count()
+        tab.wait_for_timeout(100)
+    _wait_idle(tab)
+    notices += tab.get_by_text("Page not found").count()
+    assert notices == 0, f"{url}: 'Page not found' shown"
+    assert tab.locator("[data-testid='stMainBlockContainer'] h1").count(), f"{url}: no page drawn"
+    assert tab.locator("[data-testid='stException']").count() == 0, url
+    context.close()
+
+
+def test_documented_links_are_many_and_a_deep_link_comes_first():
     links = _documented_links()
     assert len(links) >= 8 and not (links[0] == "/" or links[0].startswith("/?")), links
+
+
+def test_a_documented_deep_link_opens_as_a_fresh_servers_very_first_request(browser, tmp_path_factory):
+    """The first link of docs/lab.md (a deep link) as a fresh server's very first request opens its page with no
+    "Page not found" notice on the way (it did while the page scripts sat in a pages/ folder)."""
     with _lab_server(tmp_path_factory) as fresh:
-        for link in links:
-            context = browser.new_context(viewport={"width": 1024, "height": 768})
-            tab = context.new_page()
-            tab.goto(fresh + link, timeout=LOAD_TIMEOUT_MS)
-            notices = 0
-            deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
-            while not tab.locator("[data-testid='stMainBlockContainer'] h1").count() and time.monotonic() < deadline:
-                notices += tab.get_by_text("Page not found").count()
-                tab.wait_for_timeout(100)
-            _wait_idle(tab)
-            notices += tab.get_by_text("Page not found").count()
-            assert notices == 0, f"{link}: 'Page not found' shown"
-            assert tab.locator("[data-testid='stMainBlockContainer'] h1").count(), f"{link}: no page drawn"
-            assert tab.locator("[data-testid='stException']").count() == 0, link
-            context.close()
+        _opens_without_page_not_found(browser, fresh + _documented_links()[0])
+
+
+@pytest.mark.parametrize("link", _documented_links()[1:])
+def test_every_documented_link_opens_without_page_not_found(browser, server, link):
+    """Every other link of docs/lab.md opens its page on the running lab with no "Page not found" on the way (one
+    test per link, so the workers share them out)."""
+    _opens_without_page_not_found(browser, server + link)
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
