@@ -1,7 +1,10 @@
-"""Where the test suite spends its time: `python -m bench.test_times [--label NAME] [--from JUNIT]`.
+"""Where the test suite spends its time: `python -m bench.test_times [--label NAME] [--from JUNIT] [-- PYTEST ARGS]`.
 
-Runs the README's test command (plain ``pytest``, so the options in pyproject.toml apply) with a JUnit report,
-then writes ``bench/results/test_times_<label>.json`` and ``.md``: the wall time, the tests collected and passed,
+Runs the README's test command (plain ``pytest``, so the options in pyproject.toml apply; arguments after ``--``
+are added, e.g. ``-- -m "not integration"`` for the fast subset) with a JUnit report, then writes
+``bench/results/test_times_<label>.json`` and ``.md``: the wall time, the CPU seconds of the run (pytest, its
+workers and every process they started and waited for: a steadier figure than the wall time on a shared
+machine), the tests collected and passed,
 the total per test file and the 20 slowest tests (``time`` per test is its setup, call and teardown, as pytest's
 JUnit report counts it). ``--from JUNIT`` only reads a report written before (how the ``before`` figures were
 kept). The timed run is not a test: nothing fails on a time.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,7 +35,7 @@ def read_junit(path: Path) -> dict:
     counts = collections.Counter()
     for case in root.iter("testcase"):
         module = case.get("classname", "")
-        file = "tests/" + module.split(".")[-1] + ".py" if module else case.get("file", "?")
+        file = "tests/" + module.removeprefix("tests.").split(".")[0] + ".py" if module else case.get("file", "?")
         seconds = float(case.get("time", 0.0))
         outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
         counts[outcome] += 1
@@ -49,7 +53,8 @@ def read_junit(path: Path) -> dict:
 
 def markdown(label: str, result: dict) -> str:
     lines = [f"# Test times: {label}", "",
-             f"Wall time {result.get('wall_seconds', '?')} s; {result['collected']} tests; outcomes "
+             f"`{result['command']}`: wall time {result.get('wall_seconds', '?')} s, CPU "
+             f"{result.get('cpu_seconds', '?')} s; {result['collected']} tests; outcomes "
              f"{result['outcomes']}; the tests' own seconds add up to {result['sum_of_test_seconds']} s "
              "(more than the wall time when workers run side by side).", "",
              f"## The {SLOWEST} slowest tests", "", "| seconds | test |", "| ---: | --- |"]
@@ -64,16 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="after", help="the results' name: test_times_<label>.json (default: after)")
     p.add_argument("--from", dest="junit", type=Path, help="read this JUnit report instead of running pytest")
     p.add_argument("--wall", type=float, help="with --from: the wall time of that run, in seconds")
+    p.add_argument("pytest_args", nargs="*", help="after --: more arguments for pytest")
     args = p.parse_args(argv)
+    cpu = None
     if args.junit:
         junit, wall, code = args.junit, args.wall, 0
     else:
         junit = Path(tempfile.mkdtemp()) / "junit.xml"
-        started = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", "pytest", f"--junitxml={junit}", "-q"])
+        started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        code = subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args, f"--junitxml={junit}", "-q"])
         wall = round(time.monotonic() - started, 1)
-    result = {"label": args.label, "command": "pytest", "wall_seconds": wall, "machine": machine(),
-              **read_junit(junit)}
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
+    command = " ".join(["pytest", *(f"'{a}'" if " " in a else a for a in args.pytest_args)])
+    result = {"label": args.label, "command": command, "wall_seconds": wall, "cpu_seconds": cpu,
+              "machine": machine(), **read_junit(junit)}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"test_times_{args.label}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     (RESULTS / f"test_times_{args.label}.md").write_text(markdown(args.label, result), encoding="utf-8")

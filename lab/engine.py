@@ -330,7 +330,8 @@ class Lab:
         """Drop what the lab keeps of an erased user outside the store: page notes holding a recall or
         candidates of theirs (the last recall, which trace.json exports), this session's candidate cache
         (older data versions stay there until evicted, texts and all) and, in the token-count memo, every
-        text containing one of ``texts`` (their records, window and summary; contexts built from them).
+        text containing one of ``texts`` (their records, window and summary; contexts built from them), and the same in
+        the embedders' memo of vectors.
 
         Only this session's candidates are dropped (``_candidates`` is session-scoped, so its ``clear()`` is
         too); erasure bumps the data version, so every entry was stale anyway."""
@@ -340,6 +341,7 @@ class Lab:
         if get_script_run_ctx(suppress_warning=True) is not None:  # a session-scoped cache needs a session
             _candidates.clear()
         cached_count_tokens.forget(texts)
+        models.forget_texts(texts)
 
 
 @st.cache_resource(scope="session", max_entries=CANDIDATE_CACHE_ENTRIES, show_spinner=False)

@@ -5,14 +5,14 @@ No Streamlit here: the pages render these, the tests and the benchmark call them
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable
 
 import pandas as pd
 
 from memory import Candidates, Hit, MemoryManager, MemoryRecord, Message, RecallResult, count_tokens, format_context
 
+from .memo import TextMemo
 from .pollution import POLLUTION_KINDS
 
 KindsOf = Callable[[MemoryRecord], tuple[str, ...]]
@@ -20,42 +20,16 @@ KindsOf = Callable[[MemoryRecord], tuple[str, ...]]
 KEPT = "governed"
 """The ``stage`` of a candidate that governed recall kept."""
 
-class TokenCounts:
+class TokenCounts(TextMemo[int]):
     """memory.core.tokens.count_tokens memoised by text, process-wide, bounded (the oldest text leaves first), and
-    able to :meth:`forget` texts: an erasure must not leave a user's texts in the lab's memory.
-
-    Reads take no lock (one dict lookup); writes and forgets hold one (several sessions share the cache)."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
+    able to :meth:`forget` texts: an erasure must not leave a user's texts in the lab's memory."""
 
     def __call__(self, text: str) -> int:
-        n = self._counts.get(text)
+        n = self.get(text)
         if n is None:
             n = count_tokens(text)
-            with self._lock:
-                self._counts[text] = n
-                while len(self._counts) > self.maxsize:
-                    del self._counts[next(iter(self._counts))]
+            self.put([(text, n)])
         return n
-
-    def __contains__(self, text: object) -> bool:
-        return text in self._counts
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._counts))
-
-    def forget(self, texts: Iterable[str]) -> int:
-        """Drop every text that contains one of ``texts`` (a whole context holds the messages it was built from);
-        returns how many were dropped. Another session holding the same text just counts it again."""
-        fragments = [text for text in set(texts) if text]
-        with self._lock:
-            gone = [held for held in self._counts if any(fragment in held for fragment in fragments)]
-            for held in gone:
-                del self._counts[held]
-        return len(gone)
 
 
 cached_count_tokens = TokenCounts(maxsize=200_000)

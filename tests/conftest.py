@@ -2,16 +2,66 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 import uuid
 
 import pytest
+from streamlit.components.v2 import manifest_scanner
+from streamlit.testing.v1 import AppTest
+
+from memory.embed import embedders
 
 from bench.common import chroma_server as server_on
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared")
 LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "locomo-sample.json"))
+
+# Every new AppTest scans the metadata of every installed distribution for Streamlit components (about 1 s of CPU
+# here, for the 769 distributions of this environment; a real server scans once at its start). The installed
+# distributions do not change during a test session, so each worker scans once. The scan's result is the same list.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+INTEGRATION = {
+    "model": "loads a real model (MiniLM or e5)",
+    "app": "runs the lab's pages (Streamlit's AppTest)",
+    "process": "starts other processes (the CLI, a crash child, a second writer)",
+    "server": "starts a real `chroma run` server on a loopback port",
+    "browser": "drives a real Chromium through Playwright",
+}
+"""The integration markers (pyproject.toml names them too). A test with any of them also gets ``integration``;
+``pytest -m "not integration"`` runs the rest: the unit tests, in seconds."""
+MODEL_FIXTURES = {"minilm", "make_manager"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker("model")
+        if any(item.get_closest_marker(name) for name in INTEGRATION):
+            item.add_marker("integration")
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_stay_units(request, monkeypatch):
+    """A test without an integration marker may not load a model, run the lab or start a process: it fails saying
+    which marker it needs. So the markers stay true and the fast subset stays fast."""
+    if request.node.get_closest_marker("integration"):
+        return
+
+    def refuse(marker: str):
+        def refused(*_args, **_kwargs):
+            raise AssertionError(f"{request.node.nodeid} {INTEGRATION[marker]}: mark it @pytest.mark.{marker}")
+        return refused
+
+    monkeypatch.setattr(embedders, "_load_sentence_transformer", refuse("model"))
+    monkeypatch.setattr(embedders.E5Embedder, "__init__", refuse("model"))
+    monkeypatch.setattr(AppTest, "from_file", refuse("app"))
+    monkeypatch.setattr(subprocess, "Popen", refuse("process"))
 
 
 @pytest.fixture(scope="session")

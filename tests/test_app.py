@@ -28,6 +28,8 @@ from lab import PAGES, WINDOW_CAPACITY, figures, i18n, models, views
 from lab.engine import Lab, LabData
 from lab.state import AUTO, CUSTOM_LABEL, DEFAULT_EMBEDDER, DEFAULTS, KNOBS, Settings
 
+pytestmark = pytest.mark.app
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 240
 """Seconds per AppTest run: the first MiniLM run loads the model (~10 s on a busy 2-core machine)."""

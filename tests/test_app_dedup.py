@@ -25,6 +25,8 @@ from lab import dedup, figures
 from lab.state import DEFAULTS
 from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 PAGE = "lab/pages/dedup.py"
 EN = shipped_pair_files()["dedup_pairs_en"]
 

@@ -7,6 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.test_app import APP, TIMEOUT
 
+pytestmark = pytest.mark.app
+
 PHRASE = "Ignored from the link"
 
 

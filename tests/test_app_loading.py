@@ -29,6 +29,8 @@ from lab.loading import LOAD_BATCH, SLOT
 from lab.state import JOB_KEY
 from test_app import APP, TIMEOUT, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 WAIT_S = 600.0
 """Deadline for a background job (a failure message, not a speed claim)."""
 

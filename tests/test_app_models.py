@@ -20,6 +20,8 @@ from lab import i18n, models
 from lab.state import DEFAULTS, LAB_MODELS_ENV, embedder_choices
 from test_app import frame_with, lab_env, open_app  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 DEFAULT = DEFAULTS.threshold  # 0.30, on MiniLM's scale
 
 

@@ -22,6 +22,8 @@ from lab.state import KNOBS
 from locomo_data import require_locomo
 from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 PAGE = "lab/pages/study.py"
 WORKSHOP = str(shipped_scenarios()["workshop_en"])
 

@@ -18,6 +18,8 @@ from memory.core.scenario import shipped_scenarios
 from lab import WINDOW_CAPACITY, views
 from test_app import frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 POLLUTION = "lab/pages/pollution.py"
 
 

@@ -27,6 +27,8 @@ from streamlit.testing.v1 import element_tree as et
 from lab import PAGES, figures, i18n
 from test_app import frame_with, lab_env, open_app  # noqa: F401 - lab_env: autouse fixture
 
+pytestmark = pytest.mark.app
+
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 NUMBERS = re.compile(r"[\s\d.,:;/%+\-–−·×=<>≥≤()\[\]@#*]*")
 """Numbers, ranges and symbols only ("0.30", "12 / 107", "83.2%", "3/2000", "–"): nothing to translate."""

@@ -164,19 +164,21 @@ def _documented_links() -> list[str]:
 def _opens_without_page_not_found(browser, url: str) -> None:
     """Open ``url`` in a new 1024x768 context: no "Page not found" notice on the way, a page drawn, no exception."""
     context = browser.new_context(viewport={"width": 1024, "height": 768})
-    tab = context.new_page()
-    tab.goto(url, timeout=LOAD_TIMEOUT_MS)
-    notices = 0
-    deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
-    while not tab.locator("[data-testid='stMainBlockContainer'] h1").count() and time.monotonic() < deadline:
+    try:
+        tab = context.new_page()
+        tab.goto(url, timeout=LOAD_TIMEOUT_MS)
+        notices = 0
+        deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
+        while not tab.locator("[data-testid='stMainBlockContainer'] h1").count() and time.monotonic() < deadline:
+            notices += tab.get_by_text("Page not found").count()
+            tab.wait_for_timeout(100)
+        _wait_idle(tab)
         notices += tab.get_by_text("Page not found").count()
-        tab.wait_for_timeout(100)
-    _wait_idle(tab)
-    notices += tab.get_by_text("Page not found").count()
-    assert notices == 0, f"{url}: 'Page not found' shown"
-    assert tab.locator("[data-testid='stMainBlockContainer'] h1").count(), f"{url}: no page drawn"
-    assert tab.locator("[data-testid='stException']").count() == 0, url
-    context.close()
+        assert notices == 0, f"{url}: 'Page not found' shown"
+        assert tab.locator("[data-testid='stMainBlockContainer'] h1").count(), f"{url}: no page drawn"
+        assert tab.locator("[data-testid='stException']").count() == 0, url
+    finally:
+        context.close()
 
 
 def test_documented_links_are_many_and_a_deep_link_comes_first():

@@ -128,6 +128,7 @@ class CountingEmbedder:
         return self.inner.embed(texts)
 
 
+@pytest.mark.model
 def test_each_text_is_embedded_once_across_runs(recall_zh, monkeypatch):
     counting = CountingEmbedder(make_embedder("e5"))
     dense, hybrid = compare(recall_zh, runs=[("dense", counting), ("hybrid", counting)])
@@ -179,6 +180,7 @@ def test_map_threshold_minilm_to_e5_is_monotonic_and_round_trips():
     assert max(abs(a - b) for a, b in zip(grid, back)) <= 0.02
 
 
+@pytest.mark.model
 def test_score_scales_file_is_up_to_date():
     """Fails when a model or a shipped scenario changed without `python -m memory compare --write-scales`."""
     shipped = json.loads(SCALES_PATH.read_text(encoding="utf-8"))

@@ -16,6 +16,8 @@ import pytest
 from memory import LexicalEmbedder, MemoryManager, StoreLocation
 from tests.crash_child import messages
 
+pytestmark = pytest.mark.process
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -10,6 +10,8 @@ import pytest
 from memory.eval.pairs import evaluate_pairs, load_pairs, parse_pairs, shipped_pair_files
 from memory.core.errors import DataFileError
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -43,6 +43,7 @@ def test_corrupted_or_missing_weights_fail_clearly(tmp_path):
         verify_model_file(tmp_path / "missing.safetensors")
 
 
+@pytest.mark.model
 def test_override_directory_that_does_not_exist_fails_clearly(tmp_path, monkeypatch):
     monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "nope"))
     with pytest.raises(EmbedderError, match="not a directory"):
@@ -94,6 +95,7 @@ class _CountingModel:
         return self.inner.encode(texts, is_query=is_query)
 
 
+@pytest.mark.model
 def test_e5_returns_unit_float32_rows_and_encodes_each_text_once(e5):
     assert e5.name == "e5" and e5.dim == 384
     emb = E5Embedder()
@@ -143,6 +145,7 @@ def test_e5_beats_minilm_on_chinese_paraphrases(e5, minilm):
     assert right["e5"] == len(ZH_PARAPHRASES) > right["minilm"], right
 
 
+@pytest.mark.model
 def test_e5_prefix_is_part_of_the_name(e5):
     passage = E5Embedder(prefix="passage")
     assert passage.name != e5.name

@@ -8,6 +8,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from lab import loading
 from lab.loading import EMBED_CHUNK, Foreground, GivingWayEmbedder, giving_way
@@ -99,6 +100,7 @@ def test_the_giving_way_embedder_gives_the_wrapped_embedders_vectors_chunk_by_ch
     assert np.array_equal(wrapped.embed(texts), inner.embed(texts)) and calls == [len(texts)]  # a page: one call
 
 
+@pytest.mark.process
 def test_a_real_background_job_waits_while_a_page_runs(tmp_path, monkeypatch):
     fg = Foreground()
     monkeypatch.setattr(loading, "FOREGROUND", fg)

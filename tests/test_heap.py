@@ -61,11 +61,13 @@ def probe(mode: str, sizes, env: dict[str, str] | None = None) -> dict:
     return result | {"stale": {int(k): v for k, v in result["stale"].items()}}
 
 
+@pytest.mark.process
 def test_without_the_fix_a_new_block_holds_the_old_bytes():
     stale = probe("plain", (TCACHE, 2_000, 65_536))["stale"]
     assert stale[TCACHE] > 0 and stale[2_000] > 0 and stale[65_536] > 0
 
 
+@pytest.mark.process
 def test_zero_fill_allocations_clears_heap_blocks_in_a_running_process():
     result = probe("fix", (TCACHE, *HEAP))
     assert result["on"] is True
@@ -73,11 +75,13 @@ def test_zero_fill_allocations_clears_heap_blocks_in_a_running_process():
     # the per-thread cache is beyond a running process's reach (documented in memory/store/heap.py)
 
 
+@pytest.mark.process
 def test_process_env_clears_every_size_from_the_start():
     result = probe("plain", (TCACHE, *HEAP), env=PROCESS_ENV)
     assert all(v == 0 for v in result["stale"].values()), result
 
 
+@pytest.mark.process
 def test_an_embedded_store_turns_the_fill_on(tmp_path):
     """Opening a store on disk is what switches it on (before Chroma allocates its index buffers)."""
     code = ("import json, sys; from memory import StoreLocation; from memory.store.chroma import chroma_client; "

@@ -5,6 +5,8 @@ import pytest
 from memory.tools.reliability import Check
 from memory.tools.reliability_inputs import CLI_CASE_NAMES, check_inputs, cli_cases, run_cli_case, write_inputs
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture(scope="module")
 def hostile_folder(tmp_path_factory):

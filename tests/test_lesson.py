@@ -15,7 +15,7 @@ from lab.state import DEFAULT_SCENARIO
 from memory.core.scenario import FIXTURES_DIR, load_scenario
 from tests.test_app import lab_env, metric, open_app  # noqa: F401 - lab_env is a fixture
 
-pytestmark = pytest.mark.usefixtures("lab_env")
+pytestmark = [pytest.mark.app, pytest.mark.usefixtures("lab_env")]
 
 
 def polluted(at, lang: str = "en") -> tuple[int, int]:

@@ -13,11 +13,14 @@ import sys
 from pathlib import Path
 
 import chromadb
+import pytest
 from chromadb.config import Settings
 
 from memory import MemoryManager, StoreLocation
 from memory.embed.embedders import LexicalEmbedder
 from memory.runtime.erase import scan_for_bytes
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_780_000_000.0

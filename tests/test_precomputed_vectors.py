@@ -30,6 +30,7 @@ def e5_file(zh, tmp_path_factory):
     return path
 
 
+@pytest.mark.model
 def test_a_study_on_brought_vectors_equals_the_study_on_the_model(zh, e5_file):
     brought, own = compare(zh, runs=[("dense", f"vectors:{e5_file}"), ("dense", "e5")])
     assert brought.embedder.startswith("vectors-brought_e5-") and brought.embedder != own.embedder
@@ -37,6 +38,7 @@ def test_a_study_on_brought_vectors_equals_the_study_on_the_model(zh, e5_file):
     assert {k: a.recall for k, a in brought.at_k.items()} == pytest.approx({k: a.recall for k, a in own.at_k.items()})
 
 
+@pytest.mark.model
 def test_rows_come_back_unit_length_in_the_asked_order(zh, e5_file):
     emb = PrecomputedEmbedder(e5_file)
     texts = _texts(zh)[:3][::-1]

@@ -1,7 +1,11 @@
 """The reliability report: passes on the real engine, and really detects a leak when a guard is removed."""
 
 
+import pytest
+
 from memory.tools.reliability import check_erasure, check_isolation, run_report
+
+pytestmark = pytest.mark.process
 
 
 QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "workspace_names", "chroma_files",

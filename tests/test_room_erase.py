@@ -20,8 +20,10 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from memory import Candidates, MemoryManager
 
-from lab import views
+from lab import models, views
 from test_app import erase_confirmed, frame_with, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse
+
+pytestmark = pytest.mark.app
 
 ALICE = ("acme", "alice")
 
@@ -198,17 +200,22 @@ def test_trace_json_holds_none_of_the_erased_users_texts_after_a_recall(download
     assert [text for text in alice if text in csv] == []
 
 
-def test_the_candidate_cache_and_token_memo_hold_none_of_the_erased_users_texts():
-    """The token-count memo is process-wide: it also held the recall page's context, built from alice's texts."""
+def test_the_candidate_cache_and_token_and_vector_memos_hold_none_of_the_erased_users_texts():
+    """The token-count memo is process-wide: it also held the recall page's context, built from alice's texts. So
+    is the embedder's memo of vectors (lab.models.RememberingEmbedder), which held every text the lab embedded."""
     at = open_app(embedder="lexical")
     alice = set(texts_of(at, ALICE))
+    vectors = models.get("lexical").memo
     assert alice & held_texts(cached_candidates()), "the recall must have cached alice's candidates first"
     assert any(text in views.cached_count_tokens for text in alice)
+    assert alice & set(vectors), "the lab must have remembered alice's vectors first"
     erase_confirmed(on_erasure_page(at), "acme/alice")
     held = cached_candidates()
     assert [c for c in held if (c.tenant_id, c.user_id) == ALICE] == []
     assert alice & held_texts(held) == set()
     assert [held for held in views.cached_count_tokens if any(text in held for text in alice)] == []
+    assert [held for held in vectors if any(text in held for text in alice)] == []
+    assert len(vectors) > 0, "only alice's texts leave the memo of vectors"
     # a recall for alice now (a link shared before the erasure) finds nothing of hers
     at.switch_page("lab/pages/recall.py").run()
     at.query_params["user"] = "acme/alice"

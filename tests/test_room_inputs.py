@@ -36,6 +36,8 @@ from test_app import lab_env, metric, open_app, texts  # noqa: F401 - lab_env: a
 from test_app_study import PAGE, _point, _shown_point
 from test_datasets import _sample
 
+pytestmark = pytest.mark.app
+
 ROOT = Path(__file__).resolve().parent.parent
 RANGE_FIELDS = {"study.thresholds", "study.top_ks", "study.decays"}
 

@@ -113,6 +113,7 @@ def test_only_a_lab_id_shaped_cookie_is_used():
 
 # --- the real lab ----------------------------------------------------------------------------------------
 
+@pytest.mark.app
 def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_env, monkeypatch):  # noqa: F811
     monkeypatch.setenv(rooms.MAX_LABS_ENV, "1")
     st.cache_resource.clear()  # the room reads its bounds when it is created
@@ -130,6 +131,7 @@ def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_e
     assert (folder / "chroma" / "chroma.sqlite3").exists()
 
 
+@pytest.mark.app
 def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(lab_env):  # noqa: F811
     at = open_app("lab/pages/pollution.py", embedder="lexical")
     at.button(key="pollution.inject.noise").click().run()

@@ -13,6 +13,8 @@ import pytest
 
 from locomo_data import require_locomo
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

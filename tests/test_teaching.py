@@ -10,7 +10,7 @@ from memory import MemoryConfig
 from tests.test_app import lab_env, open_app  # noqa: F401 - lab_env is a fixture
 from tests.test_lesson import memories, side_tables
 
-pytestmark = pytest.mark.usefixtures("lab_env")
+pytestmark = [pytest.mark.app, pytest.mark.usefixtures("lab_env")]
 
 
 def ab_table(at):
