@@ -18,13 +18,13 @@ from memory.eval.conformance import conformance_sets, format_conformance, plain_
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="the held-out sets only")
+    p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*)")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the judges see (default minilm)")
     a = p.parse_args(argv)
     embedder = make_embedder(a.embedder)
     sets = conformance_sets()
     if a.quick:
-        sets = {k: v for k, v in sets.items() if k.startswith("independent/heldout")}
+        sets = {k: v for k, v in sets.items() if k.startswith(("independent/heldout", "independent/unseen"))}
     rules = run_conformance(None, embedder=embedder, sets=sets)
     plain = run_conformance(plain_judge, embedder=embedder, sets=sets)
     table = "\n".join([

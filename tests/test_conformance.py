@@ -54,9 +54,10 @@ def test_the_rules_are_the_default_judge(minilm):
 
 def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
     names = sorted(p.name for p in INDEPENDENT_DIR.glob("*.json"))
-    assert names == ["dev_en.json", "dev_zh.json", "heldout_en.json", "heldout_zh.json", "test_en.json", "test_zh.json"]
+    assert names == ["dev_en.json", "dev_zh.json", "heldout_en.json", "heldout_zh.json", "test_en.json", "test_zh.json",
+                     "unseen_en.json", "unseen_zh.json"]
     sizes = {"dev_en.json": 119, "dev_zh.json": 119, "heldout_en.json": 118, "heldout_zh.json": 117,
-             "test_en.json": 120, "test_zh.json": 120}  # each later set lost the pairs it shared with an earlier one
+             "test_en.json": 120, "test_zh.json": 120, "unseen_en.json": 118, "unseen_zh.json": 120}  # each later set lost the pairs it shared with an earlier one
     shipped = {(p["existing"], p["incoming"]) for path in SHIPPED.values()
                for p in json.loads(path.read_text(encoding="utf-8"))}
     seen: set[tuple[str, str]] = set()
