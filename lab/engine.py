@@ -88,6 +88,9 @@ READY_GRACE_SECONDS = 0.5
 the process already holds) before showing the status instead: such a load should not flash a status."""
 JOB_POLL_SECONDS = 1.0
 """How often a page waiting for a background load of a scenario redraws its progress."""
+WAITING_KEY = "engine-waiting"
+"""The key (so the CSS class ``st-key-engine-waiting-*``) of what a page shows while it waits for the model or a
+background load to rerun it: a browser test waits for the page to be done, not merely between two polls."""
 
 
 def get_embedder(name: str) -> Embedder:
@@ -121,7 +124,8 @@ def embedder_for(name: str, *, wait: bool = False) -> Embedder:
 def _model_status(name: str) -> None:
     if models.ready(name):
         st.rerun()
-    st.status(t("engine.loading_model"), state="running")
+    with st.container(key=f"{WAITING_KEY}-model"):
+        st.status(t("engine.loading_model"), state="running")
 
 
 def _release(live: "_Live") -> None:
@@ -454,9 +458,10 @@ def _load_in_background(live: _Live, current: Settings, *, start: int = 0) -> No
 def _job_status(job: IngestJob, name: str) -> None:
     if job.finished:
         st.rerun()
-    st.progress(job.fraction, text=t("engine.ingesting_background", name=name, done=job.done, total=job.total))
-    st.button(t("engine.cancel"), key="engine.cancel", on_click=job.cancel, icon=":material/cancel:",
-              disabled=job.cancelling)
+    with st.container(key=f"{WAITING_KEY}-job"):
+        st.progress(job.fraction, text=t("engine.ingesting_background", name=name, done=job.done, total=job.total))
+        st.button(t("engine.cancel"), key="engine.cancel", on_click=job.cancel, icon=":material/cancel:",
+                  disabled=job.cancelling)
 
 
 def _render_partial(live: _Live, current: Settings) -> None:
