@@ -1,4 +1,6 @@
-"""The CLI as a user runs it: a subprocess, JSON on stdout, one line on stderr for bad input."""
+"""The CLI as a user runs it: JSON on stdout, one line on stderr for bad input. The seed demo runs as a real
+``python -m memory`` subprocess; the other commands run in the test process (tests/cli_inprocess.py), which holds the
+models already."""
 
 import json
 import os
@@ -7,20 +9,27 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.process
+from cli_inprocess import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EN = os.path.join(ROOT, "fixtures", "workshop_en.json")
 
 
-def run(*args, cwd=ROOT):
+def run_process(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "memory", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=600, env={**os.environ, "PYTHONPATH": ROOT})
 
 
+def run(*args):
+    return run_cli(*args, cwd=ROOT)
+
+
+@pytest.mark.process
 def test_demo_reproduces_the_seed(tmp_path):
+    """``python -m memory demo`` end to end in a new interpreter: exit 0, the seed's figures on stdout and in the
+    trace file."""
     trace_path = tmp_path / "t.json"
-    proc = run("demo", "--trace", str(trace_path))
+    proc = run_process("demo", "--trace", str(trace_path))
     assert proc.returncode == 0, proc.stderr
     trace = json.loads(trace_path.read_text(encoding="utf-8"))
     assert trace["query"] == "记忆污染 阈值 Agent"
@@ -33,12 +42,13 @@ def test_demo_reproduces_the_seed(tmp_path):
     assert "0.354" in proc.stdout
 
 
+@pytest.mark.model
 def test_recall_json_shape_and_isolation():
     proc = run("recall", "--scenario", EN, "--tenant", "acme", "--user", "alice",
                "--query", "What is the campaign budget now?", "--threshold", "0.4", "--top-k", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert set(out) >= {"blind", "governed", "dropped"}
+    assert set(out) >= {"blind", "governed", "dropped"} and out["config"]["threshold"] == 0.4
     assert len(out["blind"]) == 3 and 0 < len(out["governed"]) <= 3
     for hit in out["blind"] + out["governed"]:
         assert set(hit) >= {"id", "user_id", "tenant_id", "content", "similarity", "score"}
@@ -48,6 +58,7 @@ def test_recall_json_shape_and_isolation():
     assert any(d["stage"] == "threshold" for d in out["dropped"])
 
 
+@pytest.mark.process  # a Chroma folder: memory/store/heap.py runs ldconfig (a process) to find libc, once per process
 def test_erase_audit_on_disk(tmp_path):
     proc = run("erase-audit", "--scenario", EN, "--tenant", "acme", "--user", "bob",
                "--data-dir", str(tmp_path / "data"), "--json")
@@ -94,6 +105,7 @@ def error_lines(proc) -> list[str]:
     return [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading the ")]
 
 
+@pytest.mark.model
 def test_compare_json_has_a_run_per_spec():
     proc = run("compare", "--dataset", "recall_zh", "--runs", "dense:e5,lexical", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -120,6 +132,7 @@ def test_compare_bad_arguments_exit_2_with_one_line(args, fragment):
     assert fragment in error_lines(proc)[0] and "Traceback" not in proc.stderr
 
 
+@pytest.mark.model
 def test_study_with_e5():
     proc = run("study", "--dataset", "recall_zh", "--embedder", "e5", "--top-k", "5", "--threshold", "0.8,0.85",
                "--json")
@@ -136,6 +149,7 @@ def test_study_with_an_unknown_embedder_exits_2():
     assert "argument --embedder: unknown embedder 'nope'" in error_lines(proc)[0]
 
 
+@pytest.mark.process  # a Chroma folder: memory/store/heap.py runs ldconfig (a process) to find libc, once per process
 def test_forget_archives_a_users_cold_facts_in_a_store_on_disk(tmp_path):
     """The forgetting pass from the command line: on a workspace written by the library, with the lexical embedder
     (the test is about the command, not the model)."""

@@ -1,4 +1,5 @@
-"""`python -m memory dedup`: the shipped pair sets, both accuracies, and malformed pair files."""
+"""`python -m memory dedup`: the shipped pair sets, both accuracies, and malformed pair files. One run is a real
+``python -m memory dedup`` subprocess; the others run the command in the test process (tests/cli_inprocess.py)."""
 
 import json
 import subprocess
@@ -7,19 +8,23 @@ from pathlib import Path
 
 import pytest
 
+from cli_inprocess import run_cli
 from memory.eval.pairs import evaluate_pairs, load_pairs, parse_pairs, shipped_pair_files
 from memory.core.errors import DataFileError
-
-pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _cli(*args):
+def _process(*args):
     return subprocess.run([sys.executable, "-m", "memory", "dedup", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
 
 
+def _cli(*args):
+    return run_cli("dedup", *args, cwd=ROOT)
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("name", ["dedup_pairs_en", "dedup_pairs_zh"])
 def test_cli_json_governed_beats_plain_without_losing_or_retiring(name):
     path = shipped_pair_files()[name]
@@ -39,7 +44,9 @@ def test_cli_json_governed_beats_plain_without_losing_or_retiring(name):
     assert row["plain_rule"] in {"duplicate", "update", "new"} and row["reason"]
 
 
+@pytest.mark.process
 def test_cli_text_prints_both_accuracies(tmp_path):
+    """``python -m memory dedup`` end to end in a new interpreter: exit 0, the table and both accuracies on stdout."""
     pairs = tmp_path / "p.json"
     pairs.write_text(json.dumps([
         {"id": "a", "existing": "The campaign budget is 500,000 yuan.", "incoming": "The campaign budget is 300,000 yuan.",
@@ -48,7 +55,7 @@ def test_cli_text_prints_both_accuracies(tmp_path):
          "expected": "duplicate"},
         {"id": "c", "existing": "The user lives in Hangzhou.", "incoming": "The user works as a nurse."},
     ]), encoding="utf-8")
-    run = _cli("--pairs", str(pairs), "--embedder", "lexical")
+    run = _process("--pairs", str(pairs), "--embedder", "lexical")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].split()[:5] == ["id", "similarity", "plain_rule", "decision", "expected"]

@@ -3,9 +3,8 @@
 import pytest
 
 from memory.tools.reliability import Check
-from memory.tools.reliability_inputs import CLI_CASE_NAMES, check_inputs, cli_cases, run_cli_case, write_inputs
-
-pytestmark = pytest.mark.process
+from memory.tools.reliability_inputs import (CLI_CASE_NAMES, CliOutcome, check_inputs, cli_cases, run_cli_cases,
+                                             write_inputs)
 
 
 @pytest.fixture(scope="module")
@@ -13,15 +12,22 @@ def hostile_folder(tmp_path_factory):
     return write_inputs(tmp_path_factory.mktemp("hostile") / "inputs")
 
 
+@pytest.fixture(scope="module")
+def outcomes(hostile_folder) -> dict[str, CliOutcome]:
+    """Every hostile case run once as ``python -m memory ...`` in a subprocess, by the runner the report uses (two
+    at a time): the per-case tests and the report's count both judge these outcomes."""
+    return {o.case.name: o for o in run_cli_cases(cli_cases(hostile_folder))}
+
+
+@pytest.mark.process
 @pytest.mark.parametrize("name", CLI_CASE_NAMES)
-def test_hostile_cli_input_exits_2_with_one_line(hostile_folder, name):
-    case = next(c for c in cli_cases(hostile_folder) if c.name == name)
-    outcome = run_cli_case(case)
+def test_hostile_cli_input_exits_2_with_one_line(outcomes, name):
+    outcome = outcomes[name]
     assert outcome.returncode == 2, outcome.lines
     assert len(outcome.lines) == 1, outcome.lines
     line = outcome.lines[0]
     assert "Traceback" not in line
-    for word in case.expect:
+    for word in outcome.case.expect:
         assert word in line, (word, line)
 
 
@@ -35,9 +41,20 @@ def test_the_case_list_covers_every_input_class():
     assert len(names) == len(CLI_CASE_NAMES)
 
 
-def test_check_inputs_counts_every_case_and_finds_no_failure(tmp_path, lexical):
-    check = check_inputs(lexical, 1, tmp_path / "data")
+@pytest.mark.process
+def test_check_inputs_counts_every_case_and_finds_no_failure(hostile_folder, outcomes, lexical):
+    """The report's hostile_inputs check hands every CLI case to its runner (here: the outcomes above, each for the
+    very command line it is given), judges each outcome, runs every library case, and counts them all."""
+    given = []
+
+    def already_run(cases):
+        given.extend(cases)
+        assert all(outcomes[c.name].case == c for c in cases), "a case differs from the one the fixture ran"
+        return [outcomes[c.name] for c in cases]
+
+    check = check_inputs(lexical, 1, hostile_folder, run_cli=already_run)
     assert isinstance(check, Check) and check.name == "hostile_inputs"
+    assert [c.name for c in given] == list(CLI_CASE_NAMES)
     assert check.figures["cli_cases"] == len(CLI_CASE_NAMES)
     assert check.cases == check.figures["cli_cases"] + check.figures["library_cases"]
     assert check.figures["library_cases"] >= 40

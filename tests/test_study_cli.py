@@ -1,4 +1,5 @@
-"""`python -m memory study` through a real subprocess: exit codes, one-line errors, JSON shape, --out."""
+"""`python -m memory study`: exit codes, one-line errors, JSON shape, --out. One bad input runs through a real
+``python -m memory study`` subprocess; the others run the command in the test process (tests/cli_inprocess.py)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from cli_inprocess import run_cli
 from locomo_data import require_locomo
-
-pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def study(*args: str) -> subprocess.CompletedProcess:
+def study_process(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "memory", "study", *args], cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+
+
+def study(*args: str) -> subprocess.CompletedProcess:
+    return run_cli("study", *args, cwd=ROOT)
 
 
 def check_shape(data: dict) -> None:
@@ -33,6 +37,14 @@ def check_shape(data: dict) -> None:
         assert {"threshold", "top_k", "decay_rate", "precision", "recall", "f1", "avg_injected",
                 "no_answer_empty_rate", "forbidden_hits"} <= row.keys()
     assert {"rule", "description", "found"} <= data["recommended"].keys()
+
+
+def check_one_line_exit(proc: subprocess.CompletedProcess, words: list[str]) -> None:
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "it/s" not in ln]
+    assert len(lines) == 1, proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert proc.stdout == ""
 
 
 def test_lexical_study_of_a_shipped_scenario_as_json(tmp_path):
@@ -52,6 +64,7 @@ def test_lexical_study_of_a_shipped_scenario_as_json(tmp_path):
     assert "written:" in proc.stderr
 
 
+@pytest.mark.model
 def test_dense_study_with_minilm_and_a_precision_rule(tmp_path):
     out = tmp_path / "s.json"
     proc = study("--dataset", "seed_demo_zh", "--threshold", "0.2,0.4", "--top-k", "5", "--decay-rate", "0,0.1",
@@ -61,7 +74,7 @@ def test_dense_study_with_minilm_and_a_precision_rule(tmp_path):
     data = json.loads(out.read_text())
     check_shape(data)
     assert data["embedder"] == "minilm" and data["mode"] == "dense" and len(data["sweep"]) == 4
-    assert "study" in proc.stderr  # the tqdm bar
+    assert "study:" in proc.stderr  # the tqdm bar (the temp folder's name holds "study" too)
 
 
 def test_locomo_facts_study(tmp_path):
@@ -78,7 +91,6 @@ def test_locomo_facts_study(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["--dataset", "workshop_en", "--threshold", "0.9:0.1:0.1"], ["threshold", "empty"]),
     (["--dataset", "workshop_en", "--top-k", ""], ["top_k", "empty"]),
-    (["--dataset", "workshop_en", "--threshold", "0.5,2"], ["threshold", "must be in"]),
     (["--dataset", "workshop_en", "--rule", "best"], ["rule must be"]),
     (["--dataset", "workshop_en", "--out", "x.txt"], [".json or .csv"]),
     (["--dataset", "workshop_en", "--mode", "sparse"], ["invalid choice"]),
@@ -86,12 +98,14 @@ def test_locomo_facts_study(tmp_path):
     (["--dataset", "workshop_en", "--unit", "facts", "--mode", "lexical"], ["needs a LoCoMo dataset"]),
 ])
 def test_bad_input_exits_2_with_one_line(args, words):
-    proc = study(*args)
-    assert proc.returncode == 2
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "it/s" not in ln]
-    assert len(lines) == 1, proc.stderr
-    assert all(w in lines[0] for w in words), lines[0]
-    assert proc.stdout == ""
+    check_one_line_exit(study(*args), words)
+
+
+@pytest.mark.process
+def test_bad_input_through_a_real_process_exits_2_with_one_line():
+    """A bad sweep range through ``python -m memory study`` in a new interpreter: the process exits 2 with one line
+    on its stderr and nothing on its stdout."""
+    check_one_line_exit(study_process("--dataset", "workshop_en", "--threshold", "0.5,2"), ["threshold", "must be in"])
 
 
 def test_a_malformed_dataset_names_file_item_and_field(tmp_path):

@@ -27,7 +27,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from memory.embed.embedders import Embedder
 from memory.core.errors import MemoryLabError
@@ -281,12 +281,18 @@ def library_cases(
     return cases, unchanged
 
 
-def check_inputs(embedder: Embedder, scale: int, folder: Path) -> Check:
-    """Run every hostile CLI case (subprocesses, two at a time) and every library case; count failures."""
+def run_cli_cases(cases: Sequence[CliCase]) -> list[CliOutcome]:
+    """Run ``cases`` with :func:`run_cli_case`, two subprocesses at a time; the outcomes in the order of ``cases``."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(run_cli_case, cases))
+
+
+def check_inputs(embedder: Embedder, scale: int, folder: Path, *,
+                 run_cli: Callable[[list[CliCase]], list[CliOutcome]] = run_cli_cases) -> Check:
+    """Run every hostile CLI case (``run_cli``: subprocesses, two at a time) and every library case; count failures."""
     write_inputs(folder)
     check = Check("hostile_inputs")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = list(pool.map(run_cli_case, cli_cases(folder)))
+    outcomes = run_cli(cli_cases(folder))
     failed = [o.case.name for o in outcomes if not o.ok]
     cases, unchanged = library_cases(embedder, folder, scale=scale)
     lib_failed = [name for name, call in cases if not _raises_typed(call)]
