@@ -32,6 +32,7 @@ BENCHMARKS = {
     "embedders": "per embedder: load time, encode rate, venv MB added; recall@1/5/10 on recall_zh and the LoCoMo sample (dense, BM25, hybrid)",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/store/heap.py) off, on, and set at start",
     "judge_independent": "the judge conformance suite: rule judge vs plain bands on the project's and the independent pair sets (a count, not a timing)",
+    "bulk_write": "MemoryManager.add_many on disk (plans sized by the work, and the old batches of 64) vs raw Chroma add of the same vectors, one collection per owner",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
 }
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from memory.core.config import MemoryConfig
-from memory.core.errors import ErasedError, WriteError
+from memory.core.errors import ErasedError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
 from memory.store.journal import Plan
 from memory.runtime.recall import Candidates, govern
@@ -42,6 +42,10 @@ Progress = Callable[[int, int], None]
 _QUERY_CACHE_SIZE = 256
 EMBED_CHUNK = 1024
 """add_many embeds this many messages per embedder call (the embedder sorts them by length before batching)."""
+PLAN_MESSAGES = EMBED_CHUNK
+"""add_many's default plan: at most this many messages in one journaled write (one Chroma call per owner)."""
+PLAN_CHARS = 2_000_000
+"""...and at most this many characters of text, so a plan of long messages stays a few megabytes in the journal."""
 RETRIES = 3
 """How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
@@ -143,10 +147,13 @@ class MemoryManager:
         """Add one message to the user's window and long-term store; returns its record."""
         return self.add_many([message])[0]
 
-    def add_many(self, messages: Sequence[Message], *, progress: Progress | None = None, batch_size: int = 64) -> list[MemoryRecord]:
+    def add_many(self, messages: Sequence[Message], *, progress: Progress | None = None,
+                 batch_size: int | None = None) -> list[MemoryRecord]:
         """Add messages in order, embedding them in batches; returns each message's record.
 
-        A true retry (same id, session and content: see :func:`memory_id_for`) is skipped and
+        Messages are written in journaled plans of ``batch_size`` messages; by default (None) a plan is sized by the
+        work, up to :data:`PLAN_MESSAGES` messages and :data:`PLAN_CHARS` characters, so a bulk write makes one
+        Chroma call per owner per plan rather than one per few messages. A true retry (same id, session and content: see :func:`memory_id_for`) is skipped and
         answered with the stored record; any other message is stored, as its own record. Every
         message is validated before anything is written, so bad input leaves the store as it was.
         Each batch is journaled (see :mod:`memory.store.journal`), so a crash leaves every message either
@@ -157,17 +164,20 @@ class MemoryManager:
             if not isinstance(m, Message):
                 raise TypeError(f"messages[{i}] must be a Message, got {type(m).__name__}")
             validate_text(m.content, f"messages[{i}] ({m.id}) content", max_chars=self.config.max_message_chars)
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size < 1):
+            raise InputError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
         messages = stamped(messages, self.clock)
         epochs = self.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[MemoryRecord] = []
         dropped: list[Message] = []
         vectors_of: dict[str, np.ndarray] = {}
-        for start in range(0, len(messages), batch_size):
-            batch = messages[start : start + batch_size]
+        for start, end in plan_bounds(messages, batch_size):
+            batch = messages[start:end]
             fresh = self.not_ingested(batch)
             records = [self.record_for(m) for m in fresh]
             if any(r.memory_id not in vectors_of for r in records):  # embed ahead, a large chunk per call
-                vectors_of = self._embed_fresh(messages[start : start + max(EMBED_CHUNK, batch_size)])
+                vectors_of = self._embed_fresh(messages[start : max(end, start + EMBED_CHUNK)])
             vectors = np.stack([vectors_of[r.memory_id] for r in records]) if records else None
             applied = self.apply(Plan(add=records, vectors=vectors, window=fresh,
                                       ingested=commit_marks(fresh)), epochs=epochs)
@@ -186,7 +196,7 @@ class MemoryManager:
                     elif self.epochs([owner])[owner] != epochs[owner]:
                         dropped.append(m)
             if progress:
-                progress(min(start + batch_size, len(messages)), len(messages))
+                progress(end, len(messages))
         if dropped:
             owners = sorted({(m.tenant_id, m.user_id) for m in dropped})
             names = ", ".join(repr(m.id) for m in dropped[:5]) + (", ..." if len(dropped) > 5 else "")
@@ -541,6 +551,23 @@ class MemoryManager:
 
 class _AlreadyCommitted(Exception):
     """A plan's journal row was gone at commit time: someone else committed it (the transaction rolls back)."""
+
+
+def plan_bounds(messages: Sequence[Message], batch_size: int | None) -> Iterator[tuple[int, int]]:
+    """(start, end) of each plan of :meth:`MemoryManager.add_many`: ``batch_size`` messages each, or by default as
+    many as fit :data:`PLAN_MESSAGES` and :data:`PLAN_CHARS` (a plan holds at least one message)."""
+    start = 0
+    while start < len(messages):
+        if batch_size is not None:
+            end = min(start + batch_size, len(messages))
+        else:
+            end, chars = start, 0
+            while end < len(messages) and end - start < PLAN_MESSAGES and \
+                    (end == start or chars + len(messages[end].content) <= PLAN_CHARS):
+                chars += len(messages[end].content)
+                end += 1
+        yield start, end
+        start = end
 
 
 def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 0.05) -> None:

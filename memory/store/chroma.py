@@ -14,6 +14,7 @@ TextStore (raw text, lifecycle metadata, a copy of each vector).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -210,13 +211,19 @@ class MemoryStore:
         if not records:
             return
         vectors = _matrix(embeddings, len(records))
+        owners = _by_owner(records)
         with self.texts.transaction():
-            for owner in _by_owner(records):
+            for owner in owners:
                 self.texts.collection_of(*owner, create=True)
+            before = {owner: self.texts.version(*owner) for owner in owners}
             self.texts.put_records([
                 (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r), vectors[i].tobytes())
                 for i, r in enumerate(records)
             ])
+            for owner, idx in owners.items():  # the write has the vectors: the cached matrix follows it
+                step = functools.partial(self._cache.extend, owner, before[owner], self.texts.version(*owner),
+                                         [records[i].memory_id for i in idx], vectors[idx], limit=self.exact_max)
+                self.texts.after_commit(step)
 
     def remove_vectors(self, records: list[MemoryRecord]) -> None:
         """Delete these records' vectors from their owners' collections (the rollback of :meth:`add_vectors`)."""
@@ -582,6 +589,34 @@ class VectorCache:
             self.used += nbytes
             while self.used > self.budget:
                 self._drop(next(iter(self._items)))
+
+    def extend(self, key: tuple[str, str], version: int | None, new_version: int | None, ids: list[str],
+               vectors: np.ndarray, *, limit: int) -> None:
+        """Keep an owner's cached matrix current after a committed write that took it from ``version`` to
+        ``new_version``: the written rows replace their ids' rows and go to the end, as the text store orders them
+        (an INSERT OR REPLACE is a new row). A cache holding another version (another writer's, or none) is left
+        alone, and an owner grown past ``limit`` rows (ranked by its HNSW index from now on) is dropped: the next
+        read loads the owner again."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or hit.version != version or new_version is None or hit.value is None:
+                return
+            old_ids, matrix = hit.value
+            rows = dict(zip(old_ids, range(len(old_ids))))
+            for memory_id in ids:
+                rows.pop(memory_id, None)
+            keep = list(rows.values())
+            order = list(rows) + list(dict.fromkeys(reversed(ids)))[::-1]
+            latest = {memory_id: i for i, memory_id in enumerate(ids)}  # the last write of an id wins
+            self._drop(key)
+            if len(order) > limit:
+                return
+            stacked = np.concatenate([matrix[keep], vectors[[latest[m] for m in order[len(keep):]]]])
+            if stacked.nbytes <= self.budget:
+                self._items[key] = _Cached(new_version, (order, stacked), stacked.nbytes)
+                self.used += stacked.nbytes
+                while self.used > self.budget:
+                    self._drop(next(iter(self._items)))
 
     def pop(self, key: tuple[str, str]) -> None:
         with self._lock:

@@ -75,6 +75,7 @@ class TextStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
+        self._on_commit: list[Callable[[], None]] = []
         self._db = sqlite3.connect(
             str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None
         )
@@ -108,10 +109,27 @@ class TextStore:
                 yield
             except BaseException:
                 self._depth = 0
+                self._on_commit.clear()
                 self._db.execute("ROLLBACK")
                 raise
             self._depth = 0
-            self._db.execute("COMMIT")
+            try:
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._on_commit.clear()
+                raise
+            done, self._on_commit = self._on_commit, []
+            for step in done:
+                step()
+
+    def after_commit(self, step: Callable[[], None]) -> None:
+        """Run ``step`` once the transaction in progress has committed (never when it rolls back); outside a
+        transaction, at once. For caches of what the transaction wrote: they change only with the file."""
+        with self._lock:
+            if self._depth:
+                self._on_commit.append(step)
+                return
+        step()
 
     def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
         with self.transaction():
