@@ -53,8 +53,10 @@ def read_junit(path: Path) -> dict:
 
 def markdown(label: str, result: dict) -> str:
     lines = [f"# Test times: {label}", "",
-             f"`{result['command']}`: wall time {result.get('wall_seconds', '?')} s, CPU "
-             f"{result.get('cpu_seconds', '?')} s; {result['collected']} tests; outcomes "
+             f"`{result['command']}`: wall time {result.get('wall_seconds', '?')} s, "
+             + (f"CPU {result['cpu_seconds']} s" if result.get("cpu_seconds") is not None
+                else "CPU not measured (read from a JUnit report)")
+             + f"; {result['collected']} tests; outcomes "
              f"{result['outcomes']}; the tests' own seconds add up to {result['sum_of_test_seconds']} s "
              "(more than the wall time when workers run side by side).", "",
              f"## The {SLOWEST} slowest tests", "", "| seconds | test |", "| ---: | --- |"]
