@@ -162,3 +162,16 @@ def test_after_commit_runs_once_at_the_outer_commit_and_never_on_rollback():
     with texts.transaction():
         pass
     assert ran == ["outside", "inner", "outer"]
+
+
+def test_a_failing_after_commit_step_is_logged_and_the_write_stands(caplog):
+    """The transaction has committed when the steps run: a step that raises must not make the write look failed
+    (the manager would roll back vectors whose rows are committed)."""
+    from memory.store.textstore import TextStore
+
+    texts = TextStore()
+    with texts.transaction():
+        texts.after_commit(lambda: 1 / 0)
+        texts.put_records([("m1", "acme", "alice", "fact", {}, b"\0" * 16)])
+    assert texts.count_texts("acme", "alice") == 1
+    assert "after-commit step" in caplog.text

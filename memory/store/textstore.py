@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import sqlite3
 import threading
@@ -64,6 +65,8 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 CREATE INDEX IF NOT EXISTS decisions_owner ON decisions (tenant_id, user_id, message_id);
 """
+
+log = logging.getLogger(__name__)
 
 
 class TextStore:
@@ -120,16 +123,17 @@ class TextStore:
                 raise
             done, self._on_commit = self._on_commit, []
             for step in done:
-                step()
+                _after(step)
 
     def after_commit(self, step: Callable[[], None]) -> None:
         """Run ``step`` once the transaction in progress has committed (never when it rolls back); outside a
-        transaction, at once. For caches of what the transaction wrote: they change only with the file."""
+        transaction, at once. For caches of what the transaction wrote: they change only with the file. A step that
+        raises is logged and does not fail the write, which has committed."""
         with self._lock:
             if self._depth:
                 self._on_commit.append(step)
                 return
-        step()
+        _after(step)
 
     def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
         with self.transaction():
@@ -477,3 +481,11 @@ class WriterLease:
             assert self.folder is not None  # the lease file is only ever opened inside the folder
             self._file.close()
             (self.folder / f"{self.token}.lock").unlink(missing_ok=True)
+
+
+def _after(step: Callable[[], None]) -> None:
+    """Run an after-commit step; its failure is logged, never raised (the transaction has committed)."""
+    try:
+        step()
+    except Exception:  # noqa: BLE001 - a cache left behind is reloaded by version; a raised commit would roll back
+        log.exception("after-commit step %r failed", step)
