@@ -583,12 +583,7 @@ class VectorCache:
     def put(self, key: tuple[str, str], version: int, value: Any, nbytes: int) -> None:
         with self._lock:
             self._drop(key)
-            if nbytes > self.budget:
-                return
-            self._items[key] = _Cached(version, value, nbytes)
-            self.used += nbytes
-            while self.used > self.budget:
-                self._drop(next(iter(self._items)))
+            self._insert(key, version, value, nbytes)
 
     def extend(self, key: tuple[str, str], version: int | None, new_version: int | None, ids: list[str],
                vectors: np.ndarray, *, limit: int) -> None:
@@ -612,11 +607,7 @@ class VectorCache:
             if len(order) > limit:
                 return
             stacked = np.concatenate([matrix[keep], vectors[[latest[m] for m in order[len(keep):]]]])
-            if stacked.nbytes <= self.budget:
-                self._items[key] = _Cached(new_version, (order, stacked), stacked.nbytes)
-                self.used += stacked.nbytes
-                while self.used > self.budget:
-                    self._drop(next(iter(self._items)))
+            self._insert(key, new_version, (order, stacked), stacked.nbytes)
 
     def pop(self, key: tuple[str, str]) -> None:
         with self._lock:
@@ -626,6 +617,15 @@ class VectorCache:
         with self._lock:
             self._items.clear()
             self.used = 0
+
+    def _insert(self, key: tuple[str, str], version: int, value: Any, nbytes: int) -> None:
+        """Under the lock, ``key`` absent: keep the value if it fits the budget, least recently used out first."""
+        if nbytes > self.budget:
+            return
+        self._items[key] = _Cached(version, value, nbytes)
+        self.used += nbytes
+        while self.used > self.budget:
+            self._drop(next(iter(self._items)))
 
     def _drop(self, key: tuple[str, str]) -> None:
         old = self._items.pop(key, None)
