@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -51,6 +52,20 @@ def read_junit(path: Path) -> dict:
     }
 
 
+def read_cpu(folder: Path) -> dict:
+    """The tests' CPU seconds as tests/conftest.py records them (one JSON line per test per worker): the tests
+    that cost the most CPU and the total per file."""
+    tests, files = [], collections.Counter()
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            tests.append(row)
+            files[row["test"].split("::")[0]] += row["cpu_seconds"]
+    tests.sort(key=lambda t: -t["cpu_seconds"])
+    return {"tests_cpu_seconds": round(sum(files.values()), 1), "most_cpu": tests[:SLOWEST],
+            "per_file_cpu": [{"file": f, "cpu_seconds": round(s, 1)} for f, s in files.most_common()]}
+
+
 def markdown(label: str, result: dict) -> str:
     lines = [f"# Test times: {label}", "",
              f"`{result['command']}`: wall time {result.get('wall_seconds', '?')} s, "
@@ -61,8 +76,15 @@ def markdown(label: str, result: dict) -> str:
              "(more than the wall time when workers run side by side).", "",
              f"## The {SLOWEST} slowest tests", "", "| seconds | test |", "| ---: | --- |"]
     lines += [f"| {t['seconds']} | `{t['test']}` |" for t in result["slowest"]]
-    lines += ["", "## Per file", "", "| seconds | file |", "| ---: | --- |"]
-    lines += [f"| {f['seconds']} | `{f['file']}` |" for f in result["per_file"]]
+    if result.get("most_cpu"):
+        lines += ["", f"## The {SLOWEST} tests that cost the most CPU", "",
+                  f"CPU seconds of the worker (every thread) and of the processes it waited for, per test; "
+                  f"{result['tests_cpu_seconds']} s in all. A process a module's fixture starts (a lab server, the "
+                  "browser) counts in its module's last test.", "", "| CPU seconds | test |", "| ---: | --- |"]
+        lines += [f"| {t['cpu_seconds']} | `{t['test']}` |" for t in result["most_cpu"]]
+    cpu_of = {f["file"]: f["cpu_seconds"] for f in result.get("per_file_cpu", [])}
+    lines += ["", "## Per file", "", "| seconds | CPU seconds | file |", "| ---: | ---: | --- |"]
+    lines += [f"| {f['seconds']} | {cpu_of.get(f['file'], '')} | `{f['file']}` |" for f in result["per_file"]]
     return "\n".join(lines) + "\n"
 
 
@@ -78,14 +100,19 @@ def main(argv: list[str] | None = None) -> int:
         junit, wall, code = args.junit, args.wall, 0
     else:
         junit = Path(tempfile.mkdtemp()) / "junit.xml"
+        cpu_dir = junit.parent / "cpu"
+        cpu_dir.mkdir()
         started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        code = subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args, f"--junitxml={junit}", "-q"])
+        code = subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args, f"--junitxml={junit}", "-q"],
+                               env=os.environ | {"MEMORY_TEST_CPU_DIR": str(cpu_dir)})
         wall = round(time.monotonic() - started, 1)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
     command = " ".join(["pytest", *(f"'{a}'" if " " in a else a for a in args.pytest_args)])
     result = {"label": args.label, "command": command, "wall_seconds": wall, "cpu_seconds": cpu,
               "machine": machine(), **read_junit(junit)}
+    if not args.junit:
+        result.update(read_cpu(cpu_dir))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"test_times_{args.label}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     (RESULTS / f"test_times_{args.label}.md").write_text(markdown(args.label, result), encoding="utf-8")

@@ -45,11 +45,9 @@ from memory import (
     Scenario,
     ScenarioQuery,
     StoreLocation,
-    extract,
     forget,
     govern,
     iso,
-    judge_reason,
     parse_time,
     release_client,
     return_freed_memory,
@@ -60,12 +58,9 @@ from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
 from .i18n import t
 from .loading import (
     BACKGROUND_AT,
-    LOAD_BATCH,
-    GivingWayEmbedder,
     IngestJob,
     JobState,
-    giving_way,
-    giving_way_judge,
+    lab_workspace,
     load_messages,
     start_job,
 )
@@ -174,13 +169,9 @@ def _workspace(scenario_key: str, embedder_name: str, write_path: str, location:
     """A fresh workspace for a lab. Its name is new every time (a reset lab never meets its old cached
     candidates under the same name and data version)."""
     workspace = f"{scenario_key}-{uuid.uuid4().hex[:8]}" + ("-facts" if write_path == "facts" else "")
-    manager = MemoryManager(
-        config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)),  # the write path's bands on its scale
-        embedder=GivingWayEmbedder(get_embedder(embedder_name)), location=location,  # a background load gives way
-        workspace=workspace, token_counter=cached_count_tokens,
-    )
-    ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract),
-                        judge=giving_way_judge(judge_reason)) if write_path == "facts" else None
+    manager, ingestor = lab_workspace(  # the write path's bands on the model's scale
+        get_embedder(embedder_name), write_path, location, workspace,
+        config=config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)), token_counter=cached_count_tokens)
     return _Live(manager, LabData(), ingestor)
 
 

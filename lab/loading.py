@@ -12,7 +12,7 @@ test can pause a job between two batches.
 
 Background jobs also **give way** to page runs (:data:`FOREGROUND`): ``app.py`` counts every page run
 in progress, and a job's thread waits at its next give-way point while any is running (before each
-message's extraction and between chunks of :data:`EMBED_CHUNK` texts: :func:`giving_way`), bounded so
+message's extraction and between the model's own batches of similar-length texts: :func:`giving_way`), bounded so
 that the job still gets at least half of the time a busy room leaves (:class:`Foreground`). On two
 cores the job's embedding and pure-Python extraction otherwise take the cores and the interpreter lock
 from another participant's slider rerun (``bench/room_load.py`` measures it). This module never imports
@@ -30,7 +30,10 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 
 import numpy as np
 
-from memory import Embedder, Ingestor, MemoryManager, Message, validate_text
+from memory import (
+    Embedder, Ingestor, MemoryConfig, MemoryManager, Message, StoreLocation, dedupe, extract, judge_reason,
+    length_batches, validate_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +51,10 @@ SLOT = threading.Semaphore(1)
 
 Progress = Callable[[int, int], None]
 JobState = Literal["queued", "running", "done", "cancelled", "failed"]
-EMBED_CHUNK = 8
-"""Texts a background job embeds between two give-way points (about 25 ms of MiniLM on this machine's cores)."""
+EMBED_CHUNK = 64
+"""Texts a background job embeds between two give-way points, when the embedder names no ``batch_size`` of its own:
+one model batch (MiniLM's is 64, about 0.2 s on this machine's two cores). Smaller chunks cost the model more per
+text: measured with the 300-message upload, chunks of 8 took 2.3x as long as length-sorted batches of 64."""
 MAX_GIVE_WAY = 1.0
 """Longest single wait of a background job for page runs to end (seconds)."""
 
@@ -116,22 +121,38 @@ def give_way() -> None:
 
 
 class GivingWayEmbedder:
-    """An embedder that, in a background job's thread, embeds in chunks of :data:`EMBED_CHUNK` with a give-way
-    point before each (vectors identical to the wrapped embedder's; a page's own calls are passed through)."""
+    """An embedder that, in a background job's thread, gives way between the model's batches (vectors identical to
+    the wrapped embedder's; a page's own calls are passed through whole).
 
-    def __init__(self, inner: Embedder) -> None:
+    The texts are grouped the way the model batches them (distinct texts sorted by token length, ``batch_size``
+    at a time: :func:`memory.embed.embedders.length_batches`), and each group is one call, so a give-way point
+    falls between two model batches, never inside one, and no batch is padded for a longer text of another."""
+
+    def __init__(self, inner: Embedder, *, chunk: int | None = None) -> None:
         self.inner = inner
         self.name, self.dim = inner.name, inner.dim
+        self._chunk = chunk
+
+    @property
+    def chunk(self) -> int:
+        """Texts per call in a job's thread: ``chunk`` if given, else the wrapped model's batch size, else
+        :data:`EMBED_CHUNK`."""
+        size = self._chunk or getattr(self.inner, "batch_size", None)
+        return size if isinstance(size, int) and size > 0 else EMBED_CHUNK
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not getattr(_job_thread, "on", False) or len(texts) <= EMBED_CHUNK:
+        chunk = self.chunk
+        if not getattr(_job_thread, "on", False) or len(texts) <= chunk:
             give_way()
             return self.inner.embed(texts)
-        parts = []
-        for start in range(0, len(texts), EMBED_CHUNK):
+        unique, where = dedupe(texts)
+        measure = getattr(self.inner, "token_lengths", None)
+        lengths = measure(unique) if callable(measure) else np.fromiter(map(len, unique), np.int64, len(unique))
+        out = np.empty((len(unique), self.dim), dtype=np.float32)
+        for batch in length_batches(lengths, chunk):
             give_way()
-            parts.append(self.inner.embed(list(texts[start : start + EMBED_CHUNK])))
-        return np.concatenate(parts)
+            out[batch] = self.inner.embed([unique[i] for i in batch])
+        return out[where]
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped embedder offers
         return getattr(self.inner, name)
@@ -151,6 +172,20 @@ def giving_way(extractor: Callable[..., Any]) -> Callable[..., Any]:
         give_way()
         return extractor(text, **kw)
     return extract
+
+
+def lab_workspace(embedder: Embedder, write_path: str, location: StoreLocation, workspace: str, *,
+                  config: MemoryConfig, token_counter: Callable[[str], int] | None = None,
+                  chunk: int | None = None) -> tuple[MemoryManager, Ingestor | None]:
+    """A lab workspace's manager and write path (None for ``raw``), as every lab makes it (lab.engine) and
+    ``bench/upload_ingest.py`` times it: the embedder gives way between model batches in a background job, and so
+    do the write path's extraction and judgements. ``chunk`` overrides the texts per embedding call (a bench's
+    before figure)."""
+    manager = MemoryManager(config, embedder=GivingWayEmbedder(embedder, chunk=chunk), location=location,
+                            workspace=workspace, token_counter=token_counter)
+    ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract),
+                        judge=giving_way_judge(judge_reason)) if write_path == "facts" else None
+    return manager, ingestor
 
 
 def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: Sequence[Message], *,

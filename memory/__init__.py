@@ -27,8 +27,8 @@ from memory.core.schema import (
 )
 from memory.core.tokens import count_tokens
 from memory.embed.embedders import (
-    EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, SentenceTransformerEmbedder, lexical_tokens,
-    make_embedder,
+    EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, SentenceTransformerEmbedder, dedupe,
+    length_batches, lexical_tokens, make_embedder,
 )
 from memory.embed.endpoint import URL_ENV
 from memory.runtime.erase import scan_for_bytes
@@ -47,8 +47,8 @@ __all__ = [
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
     "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
-    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "extract", "forget", "format_context", "govern", "iso",
-    "judge_reason", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
+    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "dedupe", "extract", "forget", "format_context", "govern", "iso",
+    "judge_reason", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",
 ]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
+import resource
 import subprocess
 import uuid
 
@@ -23,6 +25,29 @@ LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "loco
 # here, for the 769 distributions of this environment; a real server scans once at its start). The installed
 # distributions do not change during a test session, so each worker scans once. The scan's result is the same list.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+CPU_DIR_ENV = "MEMORY_TEST_CPU_DIR"
+"""Set by ``python -m bench.test_times``: each worker appends every test's CPU seconds to a file in that folder."""
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU seconds (all its threads) plus those of the child processes it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With MEMORY_TEST_CPU_DIR set, record the CPU each test costs (setup, call and teardown). A process a
+    module's fixture starts (a lab server, the browser) is counted when it is stopped: in its module's last test."""
+    folder = os.environ.get(CPU_DIR_ENV)
+    start = _cpu_seconds() if folder else 0.0
+    yield
+    if folder:
+        line = json.dumps({"test": item.nodeid, "cpu_seconds": round(_cpu_seconds() - start, 3)})
+        with open(os.path.join(folder, f"worker-{os.getpid()}.jsonl"), "a", encoding="utf-8") as out:
+            out.write(line + "\n")
 
 
 INTEGRATION = {

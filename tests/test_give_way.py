@@ -79,25 +79,35 @@ def test_a_page_threads_own_calls_never_wait():
         assert time.monotonic() - started < 0.05
 
 
-def test_the_giving_way_embedder_gives_the_wrapped_embedders_vectors_chunk_by_chunk():
-    texts = [f"memory number {i} about budgets and deadlines" for i in range(3 * EMBED_CHUNK + 5)]
+def test_the_giving_way_embedder_gives_the_wrapped_embedders_vectors_batch_by_model_batch():
+    """In a job's thread the texts go to the model in its own batches (its ``batch_size``, else EMBED_CHUNK) of
+    similar length, longest first, each distinct text once; the rows come back in the input's order."""
+    texts = [f"memory number {i} about budgets" + " and deadlines" * (i % 7) for i in range(3 * EMBED_CHUNK + 5)]
+    texts += texts[:10]  # repeated texts are embedded once
     inner = LexicalEmbedder()
-    calls = []
+    calls: list[list[str]] = []
 
     class Counting:
         name, dim = inner.name, inner.dim
 
         def embed(self, batch):
-            calls.append(len(batch))
+            calls.append(list(batch))
             return inner.embed(batch)
 
     wrapped = GivingWayEmbedder(Counting())
     assert (wrapped.name, wrapped.dim) == (inner.name, inner.dim)
     in_job = in_job_thread(lambda: wrapped.embed(texts))
-    assert calls == [EMBED_CHUNK] * 3 + [5]
+    assert [len(c) for c in calls] == [EMBED_CHUNK] * 3 + [5]
+    assert sorted(t for c in calls for t in c) == sorted(set(texts))
+    assert all(min(map(len, a)) >= max(map(len, b)) for a, b in zip(calls, calls[1:])), "not length-sorted"
     assert np.array_equal(in_job, inner.embed(texts))
     calls.clear()
-    assert np.array_equal(wrapped.embed(texts), inner.embed(texts)) and calls == [len(texts)]  # a page: one call
+    assert np.array_equal(wrapped.embed(texts), inner.embed(texts)) and [len(c) for c in calls] == [len(texts)]
+
+    Counting.batch_size = 50  # a model that names its batch size is called with it
+    calls.clear()
+    assert np.array_equal(in_job_thread(lambda: wrapped.embed(texts)), inner.embed(texts))
+    assert [len(c) for c in calls] == [50] * 3 + [3 * EMBED_CHUNK + 5 - 150]
 
 
 @pytest.mark.process
