@@ -1,14 +1,22 @@
 """UI text in English and Chinese. ``t(key, **values)`` in the language of the sidebar switch (default English).
 
-Every key exists in both languages (tests check it); a missing key shows as the key itself.
+Every key exists in both languages (tests check it); a missing key shows as the key itself. The texts are Markdown
+(Streamlit renders them so): :func:`t` makes every value it substitutes literal text (lab.safe.plain), so a link's
+value, an upload's name, a message or an id never becomes a link, an image or markup in any page or language. A
+value the lab built itself as markup is passed as :class:`lab.safe.Markup`; numbers are inserted as they are (their
+format specs apply). :func:`t_raw` is for the few places that render no Markdown (a selectbox's options, a
+dataframe cell, a message's content).
 """
 
 from __future__ import annotations
 
+import numbers
 import re
 from typing import Any, Callable, Iterable, Mapping
 
 import streamlit as st
+
+from .safe import Markup, plain
 
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文"}
 DEFAULT_LANGUAGE = "en"
@@ -889,13 +897,27 @@ def language() -> str:
     return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
 
-def t(key: str, **values: object) -> str:
-    """The text of ``key`` in the current language, formatted with ``values``."""
+def t(key: str, /, **values: object) -> Markup:
+    """The text of ``key`` in the current language (Markdown), formatted with ``values``, each made literal text
+    (:func:`lab.safe.plain`) unless it is a number or :class:`lab.safe.Markup` (such as another ``t`` text)."""
+    return Markup(t_raw(key, **{name: _literal(value) for name, value in values.items()}))
+
+
+def t_raw(key: str, /, **values: object) -> str:
+    """The text of ``key`` with ``values`` inserted as they are: only for what renders no Markdown (a selectbox's
+    option, an st.dataframe cell, a message's content, a CSV)."""
     entry = TEXT.get(key)
     if entry is None:
         return key
     text = entry.get(language()) or entry[DEFAULT_LANGUAGE]
     return text.format(**values) if values else text
+
+
+def _literal(value: object) -> object:
+    """A value as :func:`t` inserts it: numbers (format specs apply) and Markup as they are, anything else escaped."""
+    if isinstance(value, (numbers.Number, Markup)):
+        return value
+    return plain(value)
 
 
 def labels(prefix: str, codes) -> Callable[[str], str]:
@@ -922,11 +944,11 @@ def explain_drop(stage: str, reason: str, params: dict) -> str:
     sentence when the stage has no entry or a value is missing, e.g. a deprecated record with no successor)."""
     key = f"reason.{stage}"
     if stage == "deprecated" and not params.get("superseded_by"):
-        return t("stage.deprecated")
+        return t_raw("stage.deprecated")
     if key not in TEXT:
         return reason
     try:
-        return t(key, **params)
+        return t_raw(key, **params)  # a table cell and a hover text (lab.views.candidate_frame), not Markdown
     except (KeyError, ValueError):
         return reason
 
@@ -969,7 +991,7 @@ def headers(columns: Iterable[Any], config: Mapping[str, Any] | None = None) -> 
             continue
         options = out.get(name)
         options = {} if options is None else {"label": options} if isinstance(options, str) else dict(options)
-        out[name] = {"help": name, **options, "label": label}
+        out[name] = {"help": plain(name), **options, "label": label}  # a tooltip is Markdown; a name may be data
     return out
 
 

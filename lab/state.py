@@ -45,6 +45,7 @@ from memory.eval import load_scales, map_threshold, scale_name
 from . import WINDOW_CAPACITY, WRITE_PATHS
 from .i18n import LANGUAGES, explain_leaks, t
 from .rooms import COOKIE, valid_lab_id
+from .safe import Markup, plain
 from .views import leaked_kinds
 
 DEFAULTS = MemoryConfig()
@@ -304,9 +305,9 @@ def _is_default(key: str, raw: str) -> bool:
 
 def _report_dropped(container: Any, asked: dict[str, str]) -> None:
     """Say which of the link's values Streamlit refused (it drops an invalid bound value from the URL silently)."""
-    dropped = [f"{k}={v[:40]}" for k, v in asked.items() if st.query_params.get(k) != v and not _is_default(k, v)]
-    if dropped:
-        container.warning(t("sidebar.link_dropped", values=", ".join(dropped)), icon=":material/link_off:")
+    dropped = [f"{k}={plain(v[:40])}" for k, v in asked.items() if st.query_params.get(k) != v and not _is_default(k, v)]
+    if dropped:  # the names are the lab's own (SIDEBAR_PARAMS); each value is the link's, made literal text
+        container.warning(t("sidebar.link_dropped", values=Markup(", ".join(dropped))), icon=":material/link_off:")
 
 
 def _apply_remap() -> str | None:
@@ -318,7 +319,9 @@ def _apply_remap() -> str | None:
     for key, (_, new) in changes.items():
         st.session_state[key] = new
     old, new = changes.get("threshold", (None, None))
-    notice = t("sidebar.threshold_remapped", old=old, source=source, new=new, target=target) if old is not None else ""
+    # the scales' names are keys of the lab's own calibration file (a value is carried between known scales only)
+    notice = t("sidebar.threshold_remapped", old=old, source=Markup(source), new=new,
+               target=Markup(target)) if old is not None else ""
     if "duplicate_band" in changes or "conflict_band" in changes:
         bands = [changes.get(k, (_current(k),) * 2) for k in ("conflict_band", "duplicate_band")]
         notice += " " + t("sidebar.bands_remapped", old=f"{bands[0][0]:.2f}/{bands[1][0]:.2f}",

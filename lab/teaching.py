@@ -7,7 +7,6 @@ MemoryConfig pinned in the session and B is whatever the sidebar says now.
 
 from __future__ import annotations
 
-import io
 import time
 import uuid
 from typing import Any, Callable
@@ -15,10 +14,11 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memory import InputError, MemoryConfig, Message, RecallResult, govern
+from memory import InputError, MemoryConfig, Message, RecallResult, csv_bytes, govern
 
 from .dedup import reason_in
 from .i18n import kinds_label, language, t
+from .safe import plain
 from .views import KindsOf, cached_count_tokens, counts, hits_frame
 
 PIN_KEY = "lab.pin_a"
@@ -59,7 +59,9 @@ def render_ab(candidates, config: MemoryConfig, kinds: KindsOf) -> None:
                 st.info(t("recall.nothing"))
             else:
                 shown = frame[["content", "pollution"]].assign(pollution=frame["pollution"].map(kinds_label))
-                st.table(shown.rename(columns={c: t(f"recall.col.{c}") for c in shown.columns}), hide_index=True)
+                shown = shown.rename(columns={c: t(f"recall.col.{c}") for c in shown.columns})
+                # st.table's cells are Markdown: a memory's text is shown as written, never as a link or an image
+                st.table(shown.style.format(plain, subset=[t("recall.col.content")]), hide_index=True)
 
 
 def ab_frame(a_config: MemoryConfig, a: RecallResult, b_config: MemoryConfig, b: RecallResult,
@@ -100,8 +102,9 @@ def render_add(lab, owner: tuple[str, str], label: str) -> None:
         st.caption(t("add.no_fact"))
     else:
         lang = language()
-        st.table(pd.DataFrame([{t("add.col.fact"): e.decision.fact, t("add.col.decision"): t(f"verdict.{e.decision.decision}"),
-                                t("add.col.reason"): reason_in(e.decision, lang)} for e in entries]), hide_index=True)
+        decided = pd.DataFrame([{t("add.col.fact"): e.decision.fact, t("add.col.decision"): t(f"verdict.{e.decision.decision}"),
+                                 t("add.col.reason"): reason_in(e.decision, lang)} for e in entries])
+        st.table(decided.style.format(plain, subset=[t("add.col.fact"), t("add.col.reason")]), hide_index=True)
 
 
 def add_message(lab, owner: tuple[str, str], text: str) -> list | str:
@@ -126,20 +129,24 @@ def render_export(result: RecallResult, kinds: KindsOf, *, summary: Callable[[],
     stamp = time.strftime("%Y%m%d-%H%M%S")
     left.download_button(t("export.markdown"), summary(), file_name=f"recall-{stamp}.md", mime="text/markdown",
                          key="export.md", icon=":material/description:", width="stretch")
-    buffer = io.StringIO()
-    candidates.to_csv(buffer, index=False)
-    right.download_button(t("export.csv"), buffer.getvalue(), file_name=f"candidates-{stamp}.csv", mime="text/csv",
-                          key="export.csv", icon=":material/table:", width="stretch")
+    right.download_button(t("export.csv"), candidate_csv(candidates), file_name=f"candidates-{stamp}.csv",
+                          mime="text/csv", key="export.csv", icon=":material/table:", width="stretch")
     st.caption(t("export.chart"))
+
+
+def candidate_csv(candidates: pd.DataFrame) -> bytes:
+    """The candidate table as the CSV download: no cell a spreadsheet would run as a formula (memory.csv_bytes)."""
+    return csv_bytes(candidates)
 
 
 def summary_markdown(*, query: str, user: str, embedder: str, write_path: str, config: MemoryConfig,
                      result: RecallResult, kinds: KindsOf) -> str:
-    """The comparison as a Markdown page: settings, counts, then both lists with each memory's pollution."""
+    """The comparison as a Markdown page: settings, counts, then both lists with each memory's pollution. The query,
+    the user, the model and the memories' texts are literal text (lab.safe.plain): a slide shows them as written."""
     c = counts(result, kinds)
     lines = [f"# {t('recall.title')}", "",
-             f"- {t('page.query')}: {query}", f"- {t('page.user')}: {user}",
-             f"- {t('sidebar.embedder')}: {embedder}; {t('sidebar.write_path')}: {write_path}",
+             f"- {t('page.query')}: {plain(query)}", f"- {t('page.user')}: {plain(user)}",
+             f"- {t('sidebar.embedder')}: {plain(embedder)}; {t('sidebar.write_path')}: {write_path}",
              "- " + ", ".join(f"{name} = {getattr(config, name)}" for name in COMPARED), "",
              f"| | {t('recall.blind')} | {t('recall.governed')} |", "| --- | ---: | ---: |",
              f"| {t('recall.m_blind')} / {t('recall.m_governed')} | {c.blind} | {c.governed} |",
@@ -149,6 +156,6 @@ def summary_markdown(*, query: str, user: str, embedder: str, write_path: str, c
         lines += [f"## {title}", ""]
         for i, h in enumerate(hits, 1):
             polluted = kinds_label(", ".join(kinds(h.record)))
-            lines.append(f"{i}. {h.record.content} ({h.similarity:.2f}{'; ' + polluted if polluted else ''})")
+            lines.append(f"{i}. {plain(h.record.content)} ({h.similarity:.2f}{'; ' + polluted if polluted else ''})")
         lines.append("")
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from memory.core.errors import (
     ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError,
     TooManyMessagesError, WriteError,
 )
+from memory.core.exports import csv_bytes, formula_safe, write_csv
 from memory.core.reasons import ENGLISH, Language, Reason, render_reason
 from memory.core.safefile import MAX_FILE_MB_ENV, max_file_bytes, read_regular_file
 from memory.core.scenario import (
@@ -51,4 +52,5 @@ __all__ = [
     "judge_reason", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",
+    "csv_bytes", "formula_safe", "write_csv",
 ]

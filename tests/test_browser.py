@@ -583,3 +583,61 @@ def _set_slider(page, label: str, key: str) -> None:
     slider = page.locator("[data-testid='stSlider']").filter(has_text=label).get_by_role("slider")
     slider.focus()
     _rerun(page, lambda: slider.press(key))
+
+
+HOSTILE = ("[Sign in](https://evil.example/login)", "![x](https://evil.example/p.png)",
+           "<img src=https://evil.example/p.png onerror=alert(1)>", "<script>alert(1)</script>",
+           "<a href=https://evil.example>x</a>")
+"""A link, an image, raw HTML and a script (issue 28): what a shared link could try to put in a page."""
+OUTSIDE = """() => {
+    const found = {links: [], images: []};
+    for (const where of ["[data-testid='stMain']", "[data-testid='stSidebar']"]) {
+        const root = document.querySelector(where);
+        if (!root) continue;
+        for (const a of root.querySelectorAll("a"))
+            found.links.push(a.getAttribute("href") || a.getAttributeNS("http://www.w3.org/1999/xlink", "href") || "");
+        for (const img of root.querySelectorAll("img, image"))
+            found.images.push(img.getAttribute("src") || img.getAttribute("href") || "");
+    }
+    return found;
+}"""
+"""Every link's target and image's source in the main block and the sidebar (SVG ones too: plotly writes xlink)."""
+
+
+def test_hostile_link_values_render_no_outside_link_image_or_script(browser, server):
+    """Links carrying link, image, HTML and script payloads in every bound sidebar parameter and in ``user``, ``q``,
+    ``who``, ``scope``, ``pairs`` and ``lesson``, two in English and two in Chinese: the main block and the sidebar
+    hold 0 links to another host and 0 images from another host, no alert opens, and the values show as text."""
+    from urllib.parse import quote, urlencode, urljoin, urlsplit
+
+    sidebar = [*(knob for knob in ("threshold", "top_k", "window_size", "decay_rate", "alpha", "beta", "gamma",
+                                   "duplicate_band", "conflict_band", "token_budget")), "scenario", "write_path"]
+
+    def link(path: str, lang: str, **page: str) -> str:
+        values = {key: HOSTILE[i % len(HOSTILE)] for i, key in enumerate(sidebar)}
+        return f"{server}/{path}?" + urlencode({**values, **page, "embedder": "lexical", "lang": lang}, quote_via=quote)
+
+    links = [link("", "en", user=HOSTILE[0], q=HOSTILE[1], lesson=HOSTILE[3]),
+             link("inspector-view", "en", who=HOSTILE[2], scope=HOSTILE[4]),
+             link("erasure-view", "zh", user=HOSTILE[1]),
+             link("dedup-view", "zh", pairs=HOSTILE[0])]
+    host = urlsplit(server).netloc
+    context = _context(browser, SCREEN)
+    dialogs: list[str] = []
+    try:
+        for url in links:
+            tab = context.new_page()
+            tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            _open_watching(tab, url, chart=False)
+            assert tab.locator("[data-testid='stException']").count() == 0, url
+            found = tab.evaluate(OUTSIDE)
+            outside = [t for t in found["links"] + found["images"]
+                       if urlsplit(urljoin(tab.url, t)).scheme in ("http", "https")
+                       and urlsplit(urljoin(tab.url, t)).netloc != host]
+            assert outside == [], (url, outside)
+            shown = tab.locator("[data-testid='stSidebar']").inner_text() + _main(tab).inner_text()
+            assert "evil.example" in shown and "alert(1)" in shown, (url, "the values show, as text")
+            tab.close()
+    finally:
+        context.close()
+    assert dialogs == [], dialogs

@@ -15,6 +15,7 @@ import streamlit as st
 
 from lab import dedup, engine, figures, state
 from lab.i18n import TEXT, headers, labels, language, t
+from lab.safe import Markup, for_plotly, plain
 from memory import (
     DataFileError,
     Ingestor,
@@ -98,7 +99,8 @@ def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
     cols[0].metric(t("dedup.m_similarity"), f"{result.similarity:.3f}")
     cols[1].metric(t("dedup.m_plain"), t(f"verdict.{result.plain_rule}"))
     cols[2].metric(t("dedup.m_governed"), t(f"verdict.{result.decision}"))
-    (st.warning if result.plain_rule != result.decision else st.success)(dedup.reason_in(result, language()))
+    # the reason quotes the typed facts: literal text, not Markdown
+    (st.warning if result.plain_rule != result.decision else st.success)(plain(dedup.reason_in(result, language())))
 
 
 # --- a pair set ------------------------------------------------------------------------------------------
@@ -114,14 +116,16 @@ def _pick_pairs() -> tuple[str, bytes, str]:
                           index=stems.index(preferred) if preferred in stems else 0)
     upload = right.file_uploader(t("dedup.upload"), type=["json"], key=f"{PAGE}.upload", help=t("dedup.upload_help"))
     if upload is not None:
+        too_big = None
         try:
-            too_big = state.oversized(upload)  # before the bytes are taken
+            too_big = state.oversized(upload)  # before the bytes are taken; already literal text (lab.i18n.t)
             if too_big:
                 raise DataFileError(too_big.rstrip(".。"))
             data = upload.getvalue()
             _parse(data, upload.name)
         except DataFileError as exc:
-            st.error(t("dedup.upload_error", error=exc, name=stem))
+            error = Markup(str(exc)) if too_big else exc
+            st.error(t("dedup.upload_error", error=error, name=stem))
         else:
             return upload.name, data, _digest(data)
     data = read_regular_file(shipped[stem], what="pair file")
@@ -138,7 +142,8 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     fit = dedup.best_bands(sims, [p.expected for p in pairs])
     _render_metrics(report, fit)
     st.plotly_chart(figures.similarity_axis(
-        frame, conflict_band=config.conflict_band, duplicate_band=config.duplicate_band,
+        for_plotly(frame, ("id", "existing", "incoming")), conflict_band=config.conflict_band,
+        duplicate_band=config.duplicate_band,
         text=figures.words("similarity_axis", t)), key=f"{PAGE}.axis")
     st.caption(t("dedup.axis_caption", conflict=config.conflict_band, duplicate=config.duplicate_band))
     if report.labelled:
@@ -213,7 +218,8 @@ def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
     chain = dedup.chain_frame(version_chain(manager, picked, tenant_id=owner[0], user_id=owner[1]))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(figures.version_timeline(chain, text=figures.words("version_timeline", t)),
+        st.plotly_chart(figures.version_timeline(for_plotly(chain, ("content", "superseded_by")),
+                                                 text=figures.words("version_timeline", t)),
                         key=f"{PAGE}.timeline")
     with right:  # a narrow column: the version's text next to its number, the ids after
         st.dataframe(chain, hide_index=True, column_config=headers(chain.columns),

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from lab import engine, figures, state
-from lab.i18n import TEXT, headers, language, t
+from lab.i18n import TEXT, headers, language, t, t_raw
 from memory import Message, scan_for_bytes
 
 PAGE = "erasure"
@@ -33,7 +33,7 @@ def _plant(lab: engine.Lab, owner) -> None:
     seq = lab.data.version
     messages = [
         Message(tenant_id=owner[0], user_id=owner[1], role="user", id=f"canary-{seq}-{i}", session_id="lab-canary",
-                content=t("erasure.canary_text", token=token), timestamp=lab.now() - 60.0 * (CANARIES - i),
+                content=t_raw("erasure.canary_text", token=token), timestamp=lab.now() - 60.0 * (CANARIES - i),
                 labels=("canary",))
         for i, token in enumerate(tokens)
     ]

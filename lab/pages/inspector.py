@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from memory import DEFAULT_DAYS, DEFAULT_FLOOR
+from memory import DEFAULT_DAYS, DEFAULT_FLOOR, csv_bytes
 
 from lab import engine, state, views
 from lab.i18n import headers, t
@@ -66,7 +66,7 @@ def main() -> None:
     st.dataframe(shown, hide_index=True, height=min(38 + 35 * len(shown), 600), column_config=headers(shown.columns))
     kept = set(shown["memory_id"])
     d1, d2 = st.columns(2)
-    d1.download_button(t("inspector.csv"), shown.to_csv(index=False).encode("utf-8"), file_name="memory_records.csv",
+    d1.download_button(t("inspector.csv"), csv_bytes(shown), file_name="memory_records.csv",  # formula-safe cells
                        mime="text/csv", key=f"{PAGE}.csv", on_click="ignore", width="stretch")
     trace = json.dumps(lab.trace([r for r in records if r.memory_id in kept]), ensure_ascii=False, indent=2)
     d2.download_button(t("inspector.trace"), trace.encode("utf-8"),

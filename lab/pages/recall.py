@@ -9,6 +9,7 @@ import streamlit as st
 
 from lab import MEMORY_TEXT_COLUMN, engine, figures, state, teaching, views
 from lab.i18n import explain_drop, headers, kinds_label, t
+from lab.safe import for_plotly, plain
 
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -37,7 +38,8 @@ def _render_side(title: str, caption: str, hits, kinds) -> None:
         # the text and what to judge it by; rank is the row order, the id is in the candidate table below
         shown = frame[list(SIDE_COLUMNS)].assign(pollution=frame["pollution"].map(kinds_label))
         shown = shown.rename(columns={c: t(f"recall.col.{c}") for c in SIDE_COLUMNS})
-        numbers = {t("recall.col.similarity"): "{:.2f}", t("recall.col.score"): "{:.2f}"}
+        # st.table's cells are Markdown: a memory's text is shown as written, never as a link or an image
+        numbers = {t("recall.col.similarity"): "{:.2f}", t("recall.col.score"): "{:.2f}", t("recall.col.content"): plain}
         st.table(shown.style.format(numbers), hide_index=True)
 
 
@@ -52,8 +54,8 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
     st.caption(t("recall.spread", embedder=embedder, p10=sims.quantile(0.1), p50=sims.median(), p90=sims.quantile(0.9),
                  top=sims.max(), threshold=config.threshold, passing=int((sims >= config.threshold).sum()),
                  total=len(sims)))
-    st.plotly_chart(figures.candidate_scores(frame, config.threshold, text=figures.words("candidate_scores", t)),
-                    key=f"{PAGE}.chart")
+    st.plotly_chart(figures.candidate_scores(for_plotly(frame, ("id", "reason", "content")), config.threshold,
+                                             text=figures.words("candidate_scores", t)), key=f"{PAGE}.chart")
     if len(frame) > figures.MAX_BARS:
         st.caption(t("recall.chart_cap", n=figures.MAX_BARS, total=len(frame)))
     st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,

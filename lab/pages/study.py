@@ -16,8 +16,9 @@ from pathlib import Path
 import streamlit as st
 
 from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state, study_figures
-from lab.i18n import headers, labels, phrases, t
-from memory import MemoryLabError, Scenario, parse_scenario, read_regular_file, shipped_scenarios
+from lab.i18n import headers, labels, phrases, t, t_raw
+from lab.safe import Markup, literal_figure
+from memory import MemoryLabError, Scenario, csv_bytes, parse_scenario, read_regular_file, shipped_scenarios
 from memory.eval import (
     parse_rule,
     DEFAULT_DECAY_RATES,
@@ -55,8 +56,8 @@ class Request:
     """One study as the page's controls describe it (hashable: the session's result cache key)."""
 
     spec: str
-    """The dataset: a scenario (its path, or its name in the datasets folder), ``locomo:`` and a LoCoMo file's
-    path or name, or ``upload:<key>`` for the scenario uploaded in the sidebar."""
+    """The dataset: a scenario (its file name, or its name in the datasets folder), ``locomo:`` and a LoCoMo file's
+    name, or ``upload:<key>`` for the scenario uploaded in the sidebar (never a server path: errors name it)."""
     digest: str
     """sha1 of the bytes read (memory.core.safefile.read_regular_file, size-capped), so an edited file is studied
     afresh."""
@@ -202,9 +203,10 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
     options = [*shipped, *([UPLOADED] if uploaded else []), *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), *names]
     default = current.scenario_key if current.scenario_key in shipped else (
         UPLOADED if uploaded else state.DEFAULT_SCENARIO)
-    choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",
+    choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",  # options: plain text
                           index=options.index(default) if default in options else 0, help=t("study.dataset_help"),
-                          format_func=lambda o: t("study.uploaded", name=current.scenario.name) if o == UPLOADED else o)
+                          format_func=lambda o: t_raw("study.uploaded", name=current.scenario.name)
+                          if o == UPLOADED else o)
     if not LOCOMO_SAMPLE.is_file():
         st.info(t("study.no_sample", path=str(LOCOMO_SAMPLE)))
     if choice == UPLOADED:
@@ -223,7 +225,7 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
         st.error(t("study.data_error", error=exc))
         return None
     locomo = choice == SAMPLE or (choice in names and is_locomo(raw))
-    source = choice if choice in names else str(path)  # a folder's file is named by its name alone
+    source = choice if choice in names else path.name  # named by its file name alone, never a server path
     return _Picked((LOCOMO_PREFIX if locomo else "") + source, quick=choice in shipped,
                    digest=hashlib.sha1(raw).hexdigest(), raw=raw)
 
@@ -301,7 +303,7 @@ def _slider_values(row) -> tuple[dict, str | None]:
 def _render_recommendation(result: StudyResult) -> None:
     rec = result.recommended
     st.subheader(t("study.recommended"))
-    st.caption(t("study.rule_stated", rule=rec.rule, description=_rule_words(rec.rule)))
+    st.caption(t("study.rule_stated", rule=Markup(parse_rule(rec.rule).name), description=_rule_words(rec.rule)))
     if rec.row is None:
         st.warning(t("study.none_recommended", note=rec.note))
         return
@@ -327,8 +329,9 @@ def _render_recommendation(result: StudyResult) -> None:
 
 
 def _worded(fig):
-    """A figure of lab/study_figures.py (English there) in the page's language."""
-    return figures.localize(fig, phrases("studyfig"))
+    """A figure of lab/study_figures.py (English there) in the page's language; its data (the dataset's name, its
+    categories) shown as written, never as plotly markup."""
+    return figures.localize(literal_figure(fig), phrases("studyfig"))
 
 
 def _half(fig):
@@ -360,7 +363,7 @@ def _render_table(result: StudyResult) -> None:
     _table(frame, height=min(38 + 35 * len(frame), 420))
     stem = f"study-{result.dataset.replace(':', '-')}-{result.mode}-{result.unit}"
     d1, d2 = st.columns(2)
-    d1.download_button(t("study.csv"), frame.to_csv(index=False).encode("utf-8"), file_name=f"{stem}.csv",
+    d1.download_button(t("study.csv"), csv_bytes(frame), file_name=f"{stem}.csv",
                        mime="text/csv", key=f"{PAGE}.csv", on_click="ignore", width="stretch")
     d2.download_button(t("study.json"), json.dumps(result.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
                        file_name=f"{stem}.json", mime="application/json", key=f"{PAGE}.json", on_click="ignore",

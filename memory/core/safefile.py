@@ -62,10 +62,12 @@ def read_regular_file(
 
     ``what`` names the kind of file in errors (``"scenario file"``). With ``root``, the resolved path
     must lie inside that folder (symlinks are followed only within it). Every refusal is a
-    DataFileError of one line: ``PATH: cannot read WHAT: REASON``.
+    DataFileError of one line: ``PATH: cannot read WHAT: REASON``. With ``root`` (a folder a server offers its
+    users by file name), PATH is the file's name within that folder and no refusal names the folder or where a
+    symlink leads: the message may reach a browser, and the server's paths are not its users' business.
     """
     cap = max_file_bytes() if max_bytes is None else max_bytes
-    name = shown(path)
+    name = shown(path) if root is None else shown(_name_within(path, root))
 
     def refuse(reason: str) -> DataFileError:
         return DataFileError(f"{name}: cannot read {what}: {reason}")
@@ -85,9 +87,10 @@ def read_regular_file(
     if root is not None:
         allowed = Path(root).resolve()
         if not resolved.is_relative_to(allowed):
-            raise refuse(f"it resolves to {shown(resolved)}, outside the allowed folder {shown(allowed)}")
+            raise refuse("it leads outside the allowed folder (a symlink to elsewhere is not followed)")
     if _pseudo(resolved):
-        raise refuse(f"{shown(resolved)} is a kernel pseudo-file (procfs, sysfs or a device), not a data file")
+        where = shown(resolved) if root is None else "it"
+        raise refuse(f"{where} is a kernel pseudo-file (procfs, sysfs or a device), not a data file")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(resolved, flags)
@@ -139,6 +142,17 @@ def check_folder(path: str | os.PathLike, *, what: str = "folder") -> Path:
     if _pseudo(p.resolve()):
         raise DataFileError(f"{name}: not usable as {what}: it is inside a kernel pseudo file system")
     return p
+
+
+def _name_within(path: str | os.PathLike, root: str | os.PathLike) -> str:
+    """``path`` as named within ``root`` (``folder/x.json`` -> ``x.json``; its last part when it is not under it)."""
+    try:
+        return os.fspath(Path(os.fspath(path)).relative_to(os.fspath(root)))
+    except (TypeError, ValueError):
+        try:
+            return Path(os.fspath(path)).name
+        except TypeError:
+            return "?"
 
 
 def _pseudo(resolved: Path) -> bool:

@@ -7,7 +7,6 @@ definitions. ``StudyResult.to_dict()`` is the CLI's JSON, ``to_frame()`` a panda
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from dataclasses import dataclass, fields
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.core.errors import InputError
+from memory.core.exports import write_csv
 from memory.eval.datasets import Unit
 from memory.eval.ranking import Mode
 
@@ -194,11 +194,10 @@ class StudyResult:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix.lower() == ".json":
             path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        else:
-            with path.open("w", newline="", encoding="utf-8") as fh:
-                writer = csv.DictWriter(fh, fieldnames=self._columns())
-                writer.writeheader()
-                writer.writerows(self._flat_rows())
+        else:  # every text cell made safe for a spreadsheet (memory.core.exports)
+            import pandas as pd
+
+            write_csv(pd.DataFrame(self._flat_rows(), columns=self._columns()), path)
         return path
 
     def _columns(self) -> list[str]:

@@ -370,7 +370,7 @@ def _study(args: argparse.Namespace) -> int:
             args.dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
             decay_rates=args.decay_rate, unit=args.unit, rule=args.rule, token_budget=args.token_budget, progress=bar,
         )
-    if args.out:
+    if args.out:  # the JSON, or the sweep table as CSV with no cell a spreadsheet would run (memory.core.exports)
         print(f"written: {result.write(args.out)}", file=sys.stderr)
     emit(result.to_dict(), as_json=args.json, text=lambda _: format_study(result))
     return 0
