@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from memory.core.config import MemoryConfig
 from memory.core.errors import ConfigError, DataFileError, InputError
 from memory.core.scenario import load_json, read_data_file
-from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, make_embedder
+from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, make_embedder
 from memory.eval.conformance import plain_judge
 from memory.store.chroma import StoreLocation
 from memory.write.adjudicate import Judge, judge_reason
@@ -86,7 +86,8 @@ class OperatingPoint:
         from memory.runtime.manager import MemoryManager
 
         model = embedder if embedder is not None else make_embedder(self.embedder)
-        if self.embedder in EMBEDDER_NAMES and model.name != self.embedder:
+        expected = {"minilm": "minilm", "e5": "e5", "lexical": LexicalEmbedder().name}.get(self.embedder)
+        if expected is not None and model.name != expected:
             raise InputError(f"the operating point's threshold is on {self.embedder}'s scale; got embedder "
                              f"{model.name!r}")
         manager = MemoryManager(self.config, embedder=model, location=location or StoreLocation(),
