@@ -20,4 +20,4 @@ def require_adapter_package(name: str) -> ModuleType:
         reason = f"{name} is not installed: pip install -r requirements-adapters.txt (the agent adapters' extras)"
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{REQUIRE_ENV}=1 but {reason}")
-        pytest.skip(reason)
+        pytest.skip(reason, allow_module_level=True)
