@@ -3,7 +3,7 @@
 Every import of every module is read from its source (``ast``: top-level, inside functions and under
 ``TYPE_CHECKING`` alike) and checked against these rules:
 
-* ``memory`` is layered ``core < embed < store < runtime < write < eval < tools``: a module imports only modules of its
+* ``memory`` is layered ``core < embed < store < runtime < write < eval < adapters < tools``: a module imports only modules of its
   own layer or below (``memory/__init__.py``, the public API, and ``memory/__main__.py`` sit above them all);
 * only ``memory.store.chroma`` imports ``chromadb``;
 * nothing in ``memory`` imports the lab, Streamlit or plotly;
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("core", "embed", "store", "runtime", "write", "eval", "tools")
+LAYERS = ("core", "embed", "store", "runtime", "write", "eval", "adapters", "tools")
 """memory's subpackages, lowest first."""
 CHROMA_ADAPTER = "memory.store.chroma"
 PUBLIC_SURFACES = frozenset({"memory", "memory.eval"})

@@ -56,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window-size", type=int)
     p.add_argument("--token-budget", type=int)
     p.add_argument("--as-of", help="ISO time the query is asked at (default: the scenario's last message)")
-    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
+    p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, help="default: the settings' model, else minilm")
+    p.add_argument("--settings", metavar="PATH", help="an operating-point file (study --export-point): its model and "
+                   "config; the options above override it")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
@@ -105,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", type=int, help="default: no budget")
     p.add_argument("--rule", default="f1", metavar="f1|precision@recall>=R", help="how the operating point is chosen")
     p.add_argument("--out", metavar="PATH", help="also write the study here (.json, or .csv for the sweep table)")
+    p.add_argument("--export-point", metavar="PATH", help="write the recommended operating point as a settings file "
+                   "(.json or .toml) for the library, the lab and the agent adapters (dense mode)")
+    p.add_argument("--write-path", choices=("raw", "facts"), default="facts", help="the exported point's write path")
+    p.add_argument("--judge", choices=("rules", "bands"), default="rules", help="the exported point's write-path judge")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("compare", help="embedders side by side: recall@k, where similarities lie, threshold per target")
@@ -221,11 +227,22 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
     return manager, scenario
 
 
+def _settings(path: str | None):
+    """The operating point of ``--settings`` (a one-line error naming the file and field), or None."""
+    if path is None:
+        return None
+    from memory.eval.operating_point import load_operating_point
+
+    return load_operating_point(path)
+
+
 @command("recall")
 def _recall(args: argparse.Namespace) -> int:
     from memory.core.schema import parse_time, validate_text
 
-    config = config_from_args(args)
+    point = _settings(args.settings)
+    args.embedder = args.embedder or (point.embedder if point else "minilm")
+    config = config_from_args(args, point.config if point else None)
     validate_text(args.query, "--query", max_chars=config.max_message_chars)
     as_of = None if args.as_of is None else parse_time(args.as_of, "--as-of")
     manager, scenario = _loaded_manager(args, config)
@@ -363,6 +380,10 @@ def _study(args: argparse.Namespace) -> int:
                      token_budget=args.token_budget)
     if args.out:
         check_out_path(args.out)
+    if args.export_point and Path(args.export_point).suffix.lower() not in (".json", ".toml"):
+        raise CliError(f"error: --export-point must end in .json or .toml, got {Path(args.export_point).name!r}")
+    if args.export_point and args.mode != "dense":
+        raise CliError("error: --export-point needs --mode dense (only a model's similarity has a threshold to carry)")
     if args.mode != "lexical":
         _loading_note(args.embedder)
     with progress_bar("study") as bar:
@@ -372,6 +393,11 @@ def _study(args: argparse.Namespace) -> int:
         )
     if args.out:  # the JSON, or the sweep table as CSV with no cell a spreadsheet would run (memory.core.exports)
         print(f"written: {result.write(args.out)}", file=sys.stderr)
+    if args.export_point:
+        from memory.eval.operating_point import operating_point_from_study
+
+        point = operating_point_from_study(result, write_path=args.write_path, judge=args.judge)
+        print(f"operating point written: {point.save(args.export_point)}", file=sys.stderr)
     emit(result.to_dict(), as_json=args.json, text=lambda _: format_study(result))
     return 0
 

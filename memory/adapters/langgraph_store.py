@@ -1,0 +1,560 @@
+"""A LangGraph ``BaseStore`` over the governed engine: what an agent puts is written through the operating point's
+write path, and what it searches is recalled with the operating point's threshold, so a search returns only items
+above the threshold (never k items because k were asked for).
+
+Build it from an operating point (a study's answer: :mod:`memory.eval.operating_point`) and give it to a graph::
+
+    store = GovernedStore("operating-point.json", tenant="acme", location=StoreLocation(data_dir=Path("data")))
+    graph = builder.compile(store=store)          # nodes get it as their ``store`` argument or get_store()
+
+**Namespaces.** A namespace is ``(user_id, *rest)`` within the store's tenant: the label at index ``user_at``
+(default 0, LangGraph's own ``(user_id, "memories")``; pass ``user_at=1`` for LangMem's ``("memories", user_id)``)
+names the user. Every label follows the library's identifier rules (:func:`memory.core.schema.validate_identifier`:
+a plain non-empty string without surrounding whitespace or control/format characters, at most 256 characters, kept
+in NFC form) as well as LangGraph's (no period). The tenant comes from the store's configuration only: no namespace
+or value can name another one. With ``tenant_at=i`` the label at ``i`` must be the store's tenant (for
+``(tenant, user, ...)`` layouts), and with ``user="alice"`` every namespace must name that user; a namespace that
+breaks a rule raises :class:`NamespaceError` and nothing is read or written. A read names its user: a search prefix
+or a ``list_namespaces`` prefix must reach the user label (unless the store is pinned to a user).
+
+**Items.** ``put(namespace, key, value)`` writes the value's text through the write path for that (tenant, user):
+the value's ``"content"`` field, else its ``"text"`` field (a string as it is, anything else as JSON), else the JSON
+of the whole value; ``index=[paths]`` takes the text at those paths instead, and ``index=False`` stores the item
+unsearchable (``get`` and listing still return it). The key is the message id. The whole value (stored as JSON, as
+LangGraph's Postgres store does: a tuple comes back as a list) and the item's times are kept in the owner's decision
+log (:meth:`MemoryManager.decisions`), one entry per put or delete, in the same journaled write as the
+retirements, so ``erase_user`` removes them with everything else of the user. Putting a key again replaces the item:
+the old version's records that no other item holds are deprecated, and when one record replaces one (a raw turn, or
+a fact the write path did not chain itself) the new one ``supersedes`` the old at version + 1 (``superseded_by``
+links back); on the ``facts`` write path an ``update`` decision chains the facts as it always does. A put whose text
+did not change writes no new record (only the value). ``created_at`` is the first put of the item (kept when it is
+replaced, as LangGraph's Postgres store keeps it), ``updated_at`` the last. ``delete`` retires the item's records (deprecated and
+archived, so neither governed nor blind recall returns them): the engine erases whole users only
+(:meth:`MemoryManager.erase_user`), so the texts stay on disk (records, the log, the recent window) until the user is
+erased.
+
+**Search.** With a query: governed recall (threshold, composite score, ``top_k``, token budget of the operating
+point) over the records of the items under the prefix that match the filter; ``score`` is the composite score;
+``limit`` and ``offset`` page within the governed list, so a search never returns more than ``top_k`` items and never
+an item below the threshold (InMemoryStore returns the top ``limit`` whatever their similarity, and unindexed items
+after them). :meth:`GovernedStore.recall` gives the same recall with every dropped candidate's reason. Without a
+query: the items under the prefix that match the filter, in the order they were first put, paged. ``filter`` matches
+value fields as InMemoryStore does (equality, nested dicts, ``$eq $ne $gt $gte $lt $lte``).
+
+Batches behave as InMemoryStore's: reads see the store as it was before the batch, then the batch's puts are applied
+(the last put of a (namespace, key) wins). ``abatch`` runs ``batch`` in a thread. TTLs are not supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.store.base import (
+    BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, MatchCondition, Op, PutOp, Result, SearchItem,
+    SearchOp, get_text_at_path, validate_op_namespace,
+)
+
+from memory.core.errors import IdentifierError, InputError
+from memory.core.schema import MemoryRecord, Message, RecallResult, validate_identifier, validate_text
+from memory.embed.embedders import Embedder
+from memory.eval.operating_point import OperatingPoint, load_operating_point
+from memory.runtime.manager import MemoryManager, memory_id_for
+from memory.runtime.recall import Candidates, govern
+from memory.store.chroma import StoreLocation
+from memory.store.journal import Plan
+from memory.write.ingest import IngestFailed, Ingestor
+
+KIND = "langgraph.item"
+"""The ``kind`` of the decision-log entries this store writes (one per put or delete of an item)."""
+MESSAGE_KEY = "langgraph.item"
+"""Their ``message_key``: never a message's identity, so the write path's replay of a message skips them."""
+TEXT_FIELDS = ("content", "text")
+"""The value fields whose text is written, in this order (the JSON of the whole value when neither is there)."""
+
+Owner = tuple[str, str]
+ItemKey = tuple[tuple[str, ...], str]
+_Value = tuple[dict[str, Any] | None, str | None]
+"""A put's value as stored (None: a delete) and the text written through the write path (None: not searchable)."""
+
+
+class NamespaceError(IdentifierError, InvalidNamespaceError):
+    """A namespace that names another tenant, another user than the store's, or an invalid user or label."""
+
+
+@dataclass(frozen=True)
+class _Live:
+    """An item as its latest put left it."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    text: str | None
+    """What was written through the write path (None: not searchable)."""
+    memory_ids: tuple[str, ...]
+    """The records that hold the item's text (a raw record, or the facts the write path kept)."""
+    created_at: float
+    updated_at: float
+    order: int
+    """Position of the first put of this lifetime in the log (listing order)."""
+
+
+@dataclass
+class _Write:
+    """One put or delete of a batch, on its way into the log."""
+
+    namespace: tuple[str, ...]
+    key: str
+    op: Literal["put", "delete"]
+    revision: int
+    prev: _Live | None
+    value: dict[str, Any] | None = None
+    text: str | None = None
+    memory_ids: tuple[str, ...] = ()
+    message: Message | None = None
+    """The message written through the write path (None when nothing new is written)."""
+    created_at: float = 0.0
+
+
+class GovernedStore(BaseStore):
+    """LangGraph's ``BaseStore`` over a :class:`MemoryManager` built from an operating point (see the module).
+
+    Args:
+        point: an :class:`OperatingPoint`, or the path of an operating-point file; None: the defaults.
+        tenant: the only tenant this store reads and writes (an identifier).
+        location: where the memory lives; default :meth:`StoreLocation.from_env` (the data folder).
+        workspace: the workspace (one per application sharing a data folder).
+        embedder: the point's model, already loaded (it must be the model the point names).
+        user_at: index of the namespace label that names the user (0 or more).
+        tenant_at: index of a label that must be the store's tenant, or None (namespaces do not name tenants).
+        user: pin the store to one user: every namespace must name it.
+    """
+
+    def __init__(self, point: OperatingPoint | str | Path | None = None, *, tenant: str,
+                 location: StoreLocation | None = None, workspace: str = "langgraph", embedder: Embedder | None = None,
+                 user_at: int = 0, tenant_at: int | None = None, user: str | None = None) -> None:
+        for name, index in (("user_at", user_at), ("tenant_at", tenant_at)):
+            if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+                raise InputError(f"{name} must be a whole number >= 0, got {index!r}")
+        if tenant_at is not None and tenant_at == user_at:
+            raise InputError(f"tenant_at and user_at must be different labels, both are {user_at}")
+        self.tenant = validate_identifier(tenant, "tenant")
+        self.user = None if user is None else validate_identifier(user, "user")
+        self.user_at = user_at
+        self.tenant_at = tenant_at
+        if point is None:
+            point = OperatingPoint()
+        elif not isinstance(point, OperatingPoint):
+            point = load_operating_point(point)
+        self.point: OperatingPoint = point
+        manager, ingestor = point.open(location=location or StoreLocation.from_env(), workspace=workspace,
+                                       embedder=embedder)
+        self.manager: MemoryManager = manager
+        self.ingestor: Ingestor | None = ingestor
+        self._lock = threading.RLock()  # one batch's writes at a time: a put reads the log, then appends to it
+
+    # --- the interface ------------------------------------------------------
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        for op in ops:
+            if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+                raise ValueError(f"Unknown operation type: {type(op)}")
+            validate_op_namespace(op)
+        results: list[Result] = []
+        puts: dict[ItemKey, tuple[str, PutOp, _Value]] = {}
+        for op in ops:  # reads see the store as it was before the batch (as InMemoryStore's do)
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                user, namespace, key = self._put_target(op)
+                puts.pop((namespace, key), None)
+                puts[(namespace, key)] = (user, op, self._value(op, key))  # the last put of an item wins
+                results.append(None)
+        by_user: dict[str, list[tuple[tuple[str, ...], str, _Value]]] = {}  # every put checked: now write
+        for (namespace, key), (user, op, value) in puts.items():
+            by_user.setdefault(user, []).append((namespace, key, value))
+        for user, mine in by_user.items():
+            self._write(user, mine)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # --- beyond the interface -------------------------------------------------
+    def recall(self, namespace_prefix: tuple[str, ...], query: str, *, filter: dict[str, Any] | None = None,
+               reinforce: bool = False) -> RecallResult:
+        """What ``search(namespace_prefix, query=query, filter=filter)`` ranks: governed recall over the records of
+        the items under the prefix that match the filter, with the stage and reason of every dropped candidate."""
+        user, prefix = self._owner(tuple(namespace_prefix), prefix=True)
+        live = self._select(self._state(user)[0], prefix, filter)
+        return self._recall(user, live, query, reinforce=reinforce)
+
+    def close(self) -> None:
+        """Stop the write path's worker and close the store's files."""
+        if self.ingestor is not None:
+            self.ingestor.close()
+        self.manager.close()
+
+    def __enter__(self) -> "GovernedStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- namespaces -----------------------------------------------------------
+    def _owner(self, namespace: tuple[str, ...], *, prefix: bool = False) -> tuple[str, tuple[str, ...]]:
+        """The user a namespace (or a search prefix) names, and the namespace in stored (NFC) form."""
+        if not isinstance(namespace, tuple):
+            raise NamespaceError(f"a namespace is a tuple of strings, got {type(namespace).__name__}")
+        labels = tuple(self._label(label, i, namespace) for i, label in enumerate(namespace))
+        self._check_tenant(labels)
+        if len(labels) > self.user_at:
+            return self._check_user(labels[self.user_at], labels), labels
+        if prefix and self.user is not None:
+            return self.user, labels
+        what = "a search prefix" if prefix else "a namespace"
+        raise NamespaceError(f"{what} names its user at label {self.user_at} (user_at); {_shown(namespace)} has "
+                             f"{len(labels)} label(s)")
+
+    @staticmethod
+    def _label(label: Any, i: int, namespace: tuple[Any, ...]) -> str:
+        try:
+            return validate_identifier(label, f"label {i}")
+        except IdentifierError as exc:
+            raise NamespaceError(f"namespace {_shown(namespace)}: {exc}") from None
+
+    def _check_tenant(self, path: tuple[str, ...]) -> None:
+        """With ``tenant_at``: the label there (when the path reaches it and it is not "*") is this store's tenant."""
+        at = self.tenant_at
+        if at is None or len(path) <= at or path[at] == "*":
+            return
+        if self._label(path[at], at, path) != self.tenant:
+            raise NamespaceError(f"namespace {_shown(path)} names tenant {path[at]!r} at label {at}; this store "
+                                 f"serves tenant {self.tenant!r} only")
+
+    def _check_user(self, label: str, path: tuple[str, ...]) -> str:
+        user = self._label(label, self.user_at, path)
+        if self.user is not None and user != self.user:
+            raise NamespaceError(f"namespace {_shown(path)} names user {user!r}; this store serves user "
+                                 f"{self.user!r} only")
+        return user
+
+    def _put_target(self, op: PutOp) -> tuple[str, tuple[str, ...], str]:
+        if not op.namespace:
+            raise NamespaceError("Namespace cannot be empty.")
+        if op.namespace[0] == "langgraph":
+            raise NamespaceError(f'Root label for namespace cannot be "langgraph". Got: {_shown(op.namespace)}')
+        if op.ttl is not None:
+            raise NotImplementedError(f"TTL is not supported by {type(self).__name__}; set ttl=None")
+        user, namespace = self._owner(tuple(op.namespace))
+        return user, namespace, validate_identifier(op.key, "key")
+
+    # --- reads ------------------------------------------------------------------
+    def _state(self, user: str, key: str | None = None) -> tuple[dict[ItemKey, _Live], dict[ItemKey, int]]:
+        """The user's live items (of one key, with ``key``) and how many puts and deletes each item has had."""
+        entries = self.manager.decisions(tenant_id=self.tenant, user_id=user, message_id=key)
+        live: dict[ItemKey, _Live] = {}
+        revisions: dict[ItemKey, int] = {}
+        for order, e in enumerate(entries):
+            if e.get("kind") != KIND:
+                continue
+            ik = (tuple(e["namespace"]), e["key"])
+            revisions[ik] = max(revisions.get(ik, 0), int(e["revision"]))
+            if e["op"] == "delete":
+                live.pop(ik, None)
+                continue
+            prev = live.get(ik)
+            live[ik] = _Live(ik[0], ik[1], e["value"], e["text"], tuple(e["memory_ids"]), float(e["created_at"]),
+                             float(e["updated_at"]), prev.order if prev else order)
+        return live, revisions
+
+    def _get(self, op: GetOp) -> Item | None:
+        user, namespace = self._owner(tuple(op.namespace))
+        key = validate_identifier(op.key, "key")
+        found = self._state(user, key)[0].get((namespace, key))
+        return None if found is None else _item(found)
+
+    @staticmethod
+    def _select(live: dict[ItemKey, _Live], prefix: tuple[str, ...], filter: dict[str, Any] | None) -> list[_Live]:
+        n = len(prefix)
+        chosen = [it for it in live.values() if it.namespace[:n] == prefix
+                  and all(_matches(it.value.get(k), v) for k, v in (filter or {}).items())]
+        return sorted(chosen, key=lambda it: it.order)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        user, prefix = self._owner(tuple(op.namespace_prefix), prefix=True)
+        live = self._select(self._state(user)[0], prefix, op.filter)
+        start, stop = max(op.offset, 0), max(op.offset, 0) + max(op.limit, 0)
+        if not op.query:
+            return [_search_item(it, None) for it in live[start:stop]]
+        result = self._recall(user, live, op.query, reinforce=True)
+        holders: dict[str, list[_Live]] = {}
+        for it in live:
+            for mid in it.memory_ids:
+                holders.setdefault(mid, []).append(it)
+        best: dict[ItemKey, tuple[float, _Live]] = {}
+        for hit in result.governed:  # an item scores as its best governed record
+            for it in holders.get(hit.record.memory_id, ()):
+                ik = (it.namespace, it.key)
+                if ik not in best or hit.score > best[ik][0]:
+                    best[ik] = (hit.score, it)
+        ranked = sorted(best.values(), key=lambda si: (-si[0], si[1].order))
+        return [_search_item(it, score) for score, it in ranked[start:stop]]
+
+    def _recall(self, user: str, live: list[_Live], query: str, *, reinforce: bool) -> RecallResult:
+        """Governed recall of one user, its pool narrowed to the records of ``live`` before it is ranked (so
+        ``top_k`` counts these items' records only)."""
+        manager = self.manager
+        cands = manager.candidates(query, tenant_id=self.tenant, user_id=user, include_blind=False, exact=True)
+        mine = {mid for it in live for mid in it.memory_ids}
+        pool = Candidates(query=cands.query, tenant_id=cands.tenant_id, user_id=cands.user_id, as_of=cands.as_of,
+                          hot=[], active=[(r, s) for r, s in cands.active if r.memory_id in mine])
+        result = govern(pool, manager.config, token_counter=manager.token_counter)
+        if reinforce and result.governed:
+            manager.reinforce(result.governed, at=result.as_of)
+        return result
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = [MatchCondition(c.match_type, tuple(p if p == "*" else self._label(p, i, tuple(c.path))
+                                                         for i, p in enumerate(c.path)))
+                      for c in op.match_conditions or ()]
+        user = self.user
+        for cond in conditions:
+            path = tuple(cond.path)
+            if cond.match_type != "prefix":
+                continue
+            self._check_tenant(path)
+            if len(path) > self.user_at and path[self.user_at] != "*":
+                user = self._check_user(path[self.user_at], path)
+        if user is None:
+            raise NamespaceError(f"list_namespaces reads one user's namespaces: give a prefix that names the user "
+                                 f"at label {self.user_at} (user_at), or pin the store to a user")
+        namespaces = {it.namespace for it in self._state(user)[0].values()}
+        chosen = [ns for ns in namespaces if all(_path_matches(c, ns) for c in conditions)]
+        if op.max_depth is not None:
+            chosen = list({ns[: op.max_depth] for ns in chosen})
+        return sorted(chosen)[op.offset : op.offset + op.limit]
+
+    # --- writes -------------------------------------------------------------------
+    def _value(self, op: PutOp, key: str) -> _Value:
+        """A put's value as it is stored and its text (None, None for a delete); InputError when unusable."""
+        if op.value is None:
+            return None, None
+        value = _json_value(op.value, key, self.manager.config.max_message_chars)
+        text = item_text(value, op.index)
+        if text is not None:
+            validate_text(text, f"item {key!r} text", max_chars=self.manager.config.max_message_chars)
+        return value, text
+
+    def _write(self, user: str, ops: list[tuple[tuple[str, ...], str, _Value]]) -> None:
+        """Apply one user's puts and deletes: new texts through the write path, then the retirements and the log
+        entries in one journaled write."""
+        manager, owner = self.manager, (self.tenant, user)
+        with self._lock:
+            epochs = manager.epochs([owner])
+            live, revisions = self._state(user)
+            now = manager.clock()
+            planned = [self._plan(user, namespace, key, put, live.get((namespace, key)),
+                                  revisions.get((namespace, key), 0) + 1, now) for namespace, key, put in ops]
+            writes = [w for w in planned if w is not None]
+            failure = self._write_texts([w for w in writes if w.message is not None])
+            if failure is not None:
+                failed = {memory_id_for(m) for m, _ in failure.failures}
+                writes = [w for w in writes if w.message is None or memory_id_for(w.message) not in failed]
+            after = dict(live)
+            for w in writes:
+                if w.op == "delete":
+                    after.pop((w.namespace, w.key), None)
+                else:
+                    after[(w.namespace, w.key)] = _Live(w.namespace, w.key, w.value or {}, w.text, w.memory_ids,
+                                                        w.created_at, now, 0)
+            before = {mid for it in live.values() for mid in it.memory_ids}
+            held = {mid for it in after.values() for mid in it.memory_ids}
+            with manager.writing():  # the retirements read the records and write them back
+                updates = self._retirements(user, writes, before, held)
+                rows = [(self.tenant, user, w.key, now, self._entry(user, w, now)) for w in writes]
+                manager.apply(Plan(update=updates, decisions=rows), epochs=epochs)
+        if failure is not None:
+            raise failure
+
+    def _plan(self, user: str, namespace: tuple[str, ...], key: str, put: _Value, prev: _Live | None, revision: int,
+              now: float) -> _Write | None:
+        value, text = put
+        if value is None:
+            return None if prev is None else _Write(namespace, key, "delete", revision, prev, created_at=now)
+        w = _Write(namespace, key, "put", revision, prev, value, text, created_at=prev.created_at if prev else now)
+        if text is not None and prev is not None and prev.text == text:
+            w.memory_ids = prev.memory_ids  # the same text: nothing new to remember, only the value changed
+        elif text is not None:
+            session = "lg-" + hashlib.sha1(json.dumps([list(namespace), revision], ensure_ascii=False)
+                                           .encode("utf-8")).hexdigest()[:20]
+            w.message = Message(tenant_id=self.tenant, user_id=user, content=text, id=key, session_id=session,
+                                timestamp=now)
+        return w
+
+    def _write_texts(self, writes: list[_Write]) -> IngestFailed | None:
+        """Write the new texts through the operating point's write path; set each write's records."""
+        if not writes:
+            return None
+        messages = [w.message for w in writes if w.message is not None]
+        if self.ingestor is None:
+            for w, record in zip(writes, self.manager.add_many(messages)):
+                w.memory_ids = (record.memory_id,)
+            return None
+        failure = None
+        try:
+            entries = self.ingestor.ingest_many(messages)
+        except IngestFailed as exc:  # the others were stored: log them, then raise
+            failure, entries = exc, exc.entries
+        held: dict[str, list[str]] = {}
+        for e in entries:
+            ids = held.setdefault(e.message_key, [])
+            if e.memory_id not in ids:
+                ids.append(e.memory_id)
+        for w in writes:
+            assert w.message is not None
+            w.memory_ids = tuple(held.get(memory_id_for(w.message), ()))
+        return failure
+
+    def _retirements(self, user: str, writes: list[_Write], before: set[str], held: set[str]) -> list[MemoryRecord]:
+        """The records the batch retires, changed. ``before``: the records items held before the batch; ``held``:
+        after it. A replaced item's records no item holds any more are deprecated; when one record replaces one
+        (a raw turn, or a single fact the write path did not chain itself), the new one supersedes the old at
+        version + 1. A deleted item's records are deprecated and archived (no read returns them)."""
+        changed: dict[str, MemoryRecord] = {}
+
+        def record(mid: str) -> MemoryRecord | None:
+            if mid not in changed:
+                try:
+                    changed[mid] = self.manager.get_record(mid, tenant_id=self.tenant, user_id=user)
+                except KeyError:
+                    return None
+            return changed[mid]
+
+        for w in writes:
+            if w.prev is None:
+                continue
+            gone = [mid for mid in w.prev.memory_ids if mid not in held]
+            for mid in gone:
+                old = record(mid)
+                if old is None:
+                    continue
+                if w.op == "delete":
+                    changed[mid] = replace(old, is_deprecated=True, archived=True)
+                else:
+                    changed[mid] = replace(old, is_deprecated=True)
+            if w.op == "put" and len(gone) == 1 and len(w.memory_ids) == 1 and w.memory_ids[0] not in before:
+                old, new = record(gone[0]), record(w.memory_ids[0])
+                if old is not None and new is not None and not old.superseded_by and not new.supersedes:
+                    changed[old.memory_id] = replace(old, superseded_by=new.memory_id)  # the version chain
+                    changed[new.memory_id] = replace(new, supersedes=old.memory_id, version=old.version + 1)
+        return list(changed.values())
+
+    def _entry(self, user: str, w: _Write, now: float) -> dict[str, Any]:
+        return {
+            "kind": KIND, "message_key": MESSAGE_KEY, "tenant_id": self.tenant, "user_id": user, "message_id": w.key,
+            "op": w.op, "namespace": list(w.namespace), "key": w.key, "revision": w.revision, "value": w.value,
+            "text": w.text, "fact": w.text or "", "memory_ids": list(w.memory_ids), "created_at": w.created_at,
+            "updated_at": now,
+        }
+
+
+def item_text(value: Mapping[str, Any], index: Literal[False] | list[str] | None = None) -> str | None:
+    """The text of a value that is written through the write path (None: the item is not searchable).
+
+    ``index=False``: None. ``index=[paths]``: the texts at those paths (LangGraph's path syntax), one per line.
+    Otherwise the ``content`` field, else the ``text`` field (a string as it is, anything else as JSON), else the
+    JSON of the whole value.
+    """
+    if index is False:
+        return None
+    if index:
+        texts = [t for path in index for t in get_text_at_path(value, path) if t.strip()]
+        return "\n".join(texts) if texts else None
+    for name in TEXT_FIELDS:
+        field = value.get(name)
+        if isinstance(field, str) and field.strip():
+            return field
+        if field is not None and not isinstance(field, str):
+            return json.dumps(field, ensure_ascii=False, sort_keys=True)
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
+
+
+def _json_value(value: Any, key: str, max_chars: int) -> dict[str, Any]:
+    """The value as it is stored and returned: its JSON form (string keys, JSON values)."""
+    if not isinstance(value, Mapping):
+        raise InputError(f"item {key!r}: the value must be a mapping, got {type(value).__name__}")
+    try:
+        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"item {key!r}: the value must be JSON (string keys, JSON values): {exc}") from None
+    if len(text) > max_chars:
+        raise InputError(f"item {key!r}: the value is {len(text):,} characters of JSON; the limit is {max_chars:,}")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _item(it: _Live) -> Item:
+    return Item(value=it.value, key=it.key, namespace=it.namespace, created_at=_time(it.created_at),
+                updated_at=_time(it.updated_at))
+
+
+def _search_item(it: _Live, score: float | None) -> SearchItem:
+    return SearchItem(it.namespace, it.key, it.value, _time(it.created_at), _time(it.updated_at), score=score)
+
+
+def _time(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=timezone.utc)
+
+
+def _shown(namespace: Any) -> str:
+    """A namespace for an error message: printable, one line, at most 160 characters."""
+    return ascii(namespace)[:160]
+
+
+def _path_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """Whether a namespace matches a list_namespaces condition ("*" matches any label)."""
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path):]
+    if condition.match_type not in ("prefix", "suffix"):
+        raise ValueError(f"Unsupported match type: {condition.match_type}")
+    return all(p == "*" or p == label for p, label in zip(path, part))
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    """A value field against a filter value: equality, nested dicts, lists element-wise, ``$`` operators."""
+    if isinstance(wanted, dict):
+        if any(k.startswith("$") for k in wanted):
+            return all(_operator(value, op, arg) for op, arg in wanted.items())
+        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, (list, tuple)):
+        return isinstance(value, (list, tuple)) and len(value) == len(wanted) and all(
+            _matches(a, b) for a, b in zip(value, wanted))
+    return bool(value == wanted)
+
+
+def _operator(value: Any, op: str, arg: Any) -> bool:
+    if op == "$eq":
+        return bool(value == arg)
+    if op == "$ne":
+        return bool(value != arg)
+    if op not in ("$gt", "$gte", "$lt", "$lte"):
+        raise ValueError(f"Unsupported operator: {op}")
+    try:
+        a, b = float(value), float(arg)
+    except (TypeError, ValueError):
+        return False
+    return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]

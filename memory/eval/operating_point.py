@@ -1,0 +1,239 @@
+"""A study's answer as one small file: the operating point (model, threshold on that model's scale, top_k, decay,
+window, write path, judge) and where it came from.
+
+A threshold study ends with "this threshold, this model, this write path" for a user's own data. This module turns
+that answer into a file the library, the CLI, the lab and the agent adapters (``memory.adapters``) all load, so an
+agent recalls with the setting that was measured::
+
+    {"format": "memory-governance-lab/operating-point", "version": 1,
+     "embedder": "minilm", "write_path": "facts", "judge": "rules",
+     "config": {"threshold": 0.42, "top_k": 5, "decay_rate": 0.0, "window_size": 6, ...},
+     "provenance": {"dataset": "locomo:locomo-sample.json", "rule": "f1", "recall": 0.61, "precision": 0.48,
+                    "f1": 0.54, "questions": 304, "measured_at": "2026-12-03T10:30:00Z"}}
+
+The same keys in TOML (``[config]`` and ``[provenance]`` tables) when the file name ends in ``.toml``. ``config`` may
+name only some of MemoryConfig's fields (the rest keep their defaults); ``provenance`` is optional. A bad file is a
+one-line :class:`~memory.core.errors.DataFileError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from memory.core.config import MemoryConfig
+from memory.core.errors import ConfigError, DataFileError, InputError
+from memory.core.scenario import load_json, read_data_file
+from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, make_embedder
+from memory.eval.conformance import plain_judge
+from memory.store.chroma import StoreLocation
+from memory.write.adjudicate import Judge, judge_reason
+from memory.write.ingest import Ingestor
+
+if TYPE_CHECKING:
+    from memory.eval.results import StudyResult
+    from memory.runtime.manager import MemoryManager
+
+FORMAT = "memory-governance-lab/operating-point"
+VERSION = 1
+WRITE_PATHS = ("raw", "facts")
+"""``raw`` stores each message as-is; ``facts`` distils atomic facts and decides duplicate / update / coexist / new."""
+JUDGES = ("rules", "bands")
+"""``rules``: the write path's judge (memory.write.adjudicate.judge_reason); ``bands``: the plain two-band rule."""
+PROVENANCE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "dataset": str, "source": str, "mode": str, "rule": str, "measured_at": str, "questions": int,
+    "recall": (int, float), "precision": (int, float), "f1": (int, float), "note": str,
+}
+"""What a provenance may say, and the type of each (any other key is an error: a typo should not pass silently)."""
+KEYS = ("format", "version", "embedder", "write_path", "judge", "config", "provenance")
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """A measured setting of the memory: what to build a manager with, and where the setting came from."""
+
+    embedder: str = "minilm"
+    """The model whose similarity scale ``config.threshold`` is on (a name make_embedder knows)."""
+    write_path: str = "facts"
+    """``raw`` or ``facts`` (:data:`WRITE_PATHS`)."""
+    judge: str = "rules"
+    """``rules`` or ``bands`` (:data:`JUDGES`); used by the ``facts`` write path."""
+    config: MemoryConfig = field(default_factory=MemoryConfig)
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    """Where the point came from (:data:`PROVENANCE_FIELDS`): the dataset, the rule and its figures."""
+
+    def __post_init__(self) -> None:
+        _check_choices(self.embedder, self.write_path, self.judge, "OperatingPoint")
+        _check_provenance(dict(self.provenance), "OperatingPoint.provenance")
+
+    # --- using it -----------------------------------------------------------
+    def make_judge(self) -> Judge:
+        """The write path's judge this point names."""
+        return judge_reason if self.judge == "rules" else plain_judge
+
+    def open(self, *, location: StoreLocation | None = None, workspace: str = "default",
+             embedder: Embedder | None = None) -> tuple["MemoryManager", Ingestor | None]:
+        """A manager with this point's config and model (``embedder`` if given: it must be the named model), and
+        the write path: an Ingestor with this point's judge for ``facts``, None for ``raw`` (write with
+        ``manager.add_many``)."""
+        from memory.runtime.manager import MemoryManager
+
+        model = embedder if embedder is not None else make_embedder(self.embedder)
+        expected = {"minilm": "minilm", "e5": "e5", "lexical": LexicalEmbedder().name}.get(self.embedder)
+        if expected is not None and model.name != expected:
+            raise InputError(f"the operating point's threshold is on {self.embedder}'s scale; got embedder "
+                             f"{model.name!r}")
+        manager = MemoryManager(self.config, embedder=model, location=location or StoreLocation(),
+                                workspace=workspace)
+        ingestor = Ingestor(manager, judge=self.make_judge()) if self.write_path == "facts" else None
+        return manager, ingestor
+
+    # --- the file -------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, "embedder": self.embedder, "write_path": self.write_path,
+                "judge": self.judge, "config": self.config.to_dict(), "provenance": dict(self.provenance)}
+
+    def dumps(self, fmt: str = "json") -> str:
+        """The file's text: ``json`` or ``toml``."""
+        data = self.to_dict()
+        if fmt == "json":
+            return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        if fmt != "toml":
+            raise InputError(f"format must be json or toml, got {fmt!r}")
+        head = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        lines = [f"{k} = {_toml_value(v)}" for k, v in head.items()]
+        for table in ("config", "provenance"):
+            lines += ["", f"[{table}]"] + [f"{k} = {_toml_value(v)}" for k, v in data[table].items()]
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: str | Path) -> Path:
+        """Write the file (TOML if the name ends in ``.toml``, else JSON) in one step: a reader never sees half a
+        file."""
+        path = Path(path)
+        text = self.dumps("toml" if path.suffix.lower() == ".toml" else "json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+
+def operating_point_from_study(result: "StudyResult", *, write_path: str = "facts", judge: str = "rules",
+               base: MemoryConfig | None = None) -> OperatingPoint:
+    """The operating point a dense study recommends: its threshold, top_k and decay on ``base`` (the window and
+    everything else the study did not sweep), with the study's figures as provenance."""
+    row = result.recommended.row
+    if row is None:
+        raise InputError(f"the study recommends no setting ({result.recommended.note or result.recommended.rule}); "
+                         "there is nothing to export")
+    if result.mode != "dense" or not result.embedder:
+        raise InputError(f"only a dense study's threshold is on a model's scale (this study is {result.mode}); "
+                         "run the study with --mode dense to export an operating point")
+    config = (base or MemoryConfig()).replace(threshold=row.threshold, top_k=row.top_k, decay_rate=row.decay_rate)
+    provenance = {"dataset": result.dataset, "source": Path(result.source).name, "mode": result.mode,
+                  "rule": result.recommended.rule, "questions": result.questions,
+                  "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    for name in ("recall", "precision", "f1"):
+        value = getattr(row, name, None)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            provenance[name] = round(float(value), 6)
+    return OperatingPoint(result.embedder, write_path, judge, config, provenance)
+
+
+def load_operating_point(path: str | Path) -> OperatingPoint:
+    """Read an operating-point file (JSON, or TOML by its ``.toml`` name); a one-line DataFileError naming the file
+    and the field when it is not one."""
+    raw = read_data_file(path, "operating point")
+    return parse_operating_point(raw, source=str(path), toml=Path(path).suffix.lower() == ".toml")
+
+
+def parse_operating_point(raw: bytes | str, *, source: str = "<operating point>", toml: bool = False) -> OperatingPoint:
+    """An operating point from a file's bytes (see :func:`load_operating_point`)."""
+    where = Path(source).name or source
+    if toml:
+        try:
+            text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+            data: Any = tomllib.loads(text)
+        except UnicodeDecodeError as exc:
+            raise DataFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise DataFileError(f"{where}: not TOML: {exc}") from None
+    else:
+        data = load_json(raw, where)
+    if not isinstance(data, dict):
+        raise DataFileError(f"{where}: an operating point is an object with {', '.join(KEYS)}")
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise DataFileError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(KEYS)})")
+    if data.get("format") != FORMAT:
+        raise DataFileError(f"{where}: format: expected {FORMAT!r}, got {data.get('format')!r}")
+    if data.get("version") != VERSION:
+        raise DataFileError(f"{where}: version: expected {VERSION}, got {data.get('version')!r}")
+    embedder, write_path, judge = data.get("embedder"), data.get("write_path", "facts"), data.get("judge", "rules")
+    try:
+        _check_choices(embedder, write_path, judge, where)
+    except InputError as exc:
+        raise DataFileError(str(exc)) from None
+    config = data.get("config", {})
+    if not isinstance(config, dict):
+        raise DataFileError(f"{where}: config: expected a table of MemoryConfig fields, got {type(config).__name__}")
+    known = {f.name for f in fields(MemoryConfig)}
+    for name, value in config.items():
+        if name not in known:
+            raise DataFileError(f"{where}: config.{name}: not a MemoryConfig field (known: {', '.join(sorted(known))})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DataFileError(f"{where}: config.{name}: expected a number, got {value!r}")
+    try:
+        memory_config = MemoryConfig.from_dict(config)
+    except ConfigError as exc:
+        raise DataFileError(f"{where}: config: {exc}") from None
+    provenance = data.get("provenance", {})
+    try:
+        _check_provenance(provenance, f"{where}: provenance")
+    except InputError as exc:
+        raise DataFileError(str(exc)) from None
+    return OperatingPoint(str(embedder), write_path, judge, memory_config, dict(provenance))
+
+
+def _check_choices(embedder: Any, write_path: Any, judge: Any, where: str) -> None:
+    if not isinstance(embedder, str) or not (embedder in EMBEDDER_NAMES or embedder.startswith(LOCAL_PREFIX)
+                                             or embedder == ENDPOINT):
+        raise InputError(f"{where}: embedder: expected one of {', '.join(EMBEDDER_NAMES)} (or {LOCAL_PREFIX}<folder>), "
+                         f"got {embedder!r}")
+    if write_path not in WRITE_PATHS:
+        raise InputError(f"{where}: write_path: expected one of {', '.join(WRITE_PATHS)}, got {write_path!r}")
+    if judge not in JUDGES:
+        raise InputError(f"{where}: judge: expected one of {', '.join(JUDGES)}, got {judge!r}")
+
+
+def _check_provenance(provenance: Any, where: str) -> None:
+    if not isinstance(provenance, dict):
+        raise InputError(f"{where}: expected a table, got {type(provenance).__name__}")
+    for name, value in provenance.items():
+        kind = PROVENANCE_FIELDS.get(name)
+        if kind is None:
+            raise InputError(f"{where}.{name}: unknown field (known: {', '.join(PROVENANCE_FIELDS)})")
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise InputError(f"{where}.{name}: expected {getattr(kind, '__name__', 'a number')}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{where}.{name}: expected a finite number, got {value!r}")
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a TOML basic string
