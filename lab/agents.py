@@ -50,6 +50,7 @@ def langgraph_snippet(point: OperatingPoint) -> str:
         f"top_k {point.config.top_k}, {point.write_path}",
         'store = GovernedStore(point, tenant="your-tenant", location=StoreLocation(data_dir=".memory-data"))',
         "graph = builder.compile(store=store)  # nodes read and write memory with store.put / store.search",
+        'store.search(("your-user", "memories"), query="What is the budget now?")  # only what passes the threshold',
     ])
 
 

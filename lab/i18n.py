@@ -471,6 +471,28 @@ TEXT: dict[str, dict[str, str]] = {
                    "zh": "排序质量（无阈值、无衰减），基于可回答的问题"},
     "study.sweep": {"en": "Every setting of the sweep", "zh": "扫描的全部设置"},
     "study.csv": {"en": "Download CSV", "zh": "下载 CSV"},
+    "agents.title": {"en": "Use these settings in an agent (MCP, LangGraph)", "zh": "在智能体中使用这些设置（MCP、LangGraph）"},
+    "agents.lead": {
+        "en": "The sidebar's model, threshold, top_k, decay, window and write path as one operating-point file (the "
+              "file `python -m memory study --export-point` writes), or a file applied to the sidebar. An MCP client or "
+              "a LangGraph graph given this file recalls with the same governed setting.",
+        "zh": "把侧栏的模型、阈值、top_k、衰减、窗口和写入路径存为一个运行点文件（与 `python -m memory study "
+              "--export-point` 写出的文件相同），或把文件应用到侧栏。拿到这个文件的 MCP 客户端或 LangGraph 图，"
+              "会以同样的治理设置进行召回。",
+    },
+    "agents.invalid": {"en": "The sidebar's settings are not valid yet: fix them to export.",
+                       "zh": "侧栏设置尚无效，请先修正再导出。"},
+    "agents.download": {"en": "Download the settings file", "zh": "下载设置文件"},
+    "agents.apply": {"en": "Apply a settings file to the sidebar", "zh": "把设置文件应用到侧栏"},
+    "agents.applied": {"en": "Applied {name}: {model}, threshold {threshold}, top_k {top_k}.",
+                       "zh": "已应用 {name}：{model}，阈值 {threshold}，top_k {top_k}。"},
+    "agents.unknown_model": {"en": "This lab does not offer the model {model}.", "zh": "本实验室未提供模型 {model}。"},
+    "agents.mcp": {"en": "**MCP client** (stdio; first `pip install -r requirements-adapters.txt`), in the client's "
+                         "configuration, beside the downloaded file:",
+                   "zh": "**MCP 客户端**（stdio；先执行 `pip install -r requirements-adapters.txt`），写入客户端配置，"
+                         "与下载的文件放在一起："},
+    "agents.langgraph": {"en": "**LangGraph**: a store over the same engine, for `builder.compile(store=...)`:",
+                         "zh": "**LangGraph**：基于同一引擎的 store，用于 `builder.compile(store=...)`："},
     "study.json": {"en": "Download JSON", "zh": "下载 JSON"},
     "study.compare": {"en": "Two configurations side by side", "zh": "两种配置对比"},
     "study.compare_mode": {"en": "Compare with mode", "zh": "对比的检索模式"},

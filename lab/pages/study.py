@@ -15,7 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, dataset_names, datasets_dir, engine, figures, state, study_figures
+from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, agents, dataset_names, datasets_dir, engine, figures, state, study_figures
 from lab.i18n import headers, labels, phrases, t, t_raw
 from lab.safe import Markup, literal_figure
 from memory import MemoryLabError, Scenario, csv_bytes, parse_scenario, read_regular_file, shipped_scenarios
@@ -438,6 +438,7 @@ def _fmt(value: float | None) -> str:
 
 def main() -> None:
     current, config = engine.page_header(PAGE)
+    agents.render(current)  # the way out: these settings as a file, and the MCP and LangGraph snippets
     req = _request(current, config)
     if req is None:
         return
