@@ -127,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("mcp", help="serve one user's governed memory to MCP clients (stdio; --http: 127.0.0.1 only)")
+    p.add_argument("--tenant", required=True, help="the tenant served (no tool can name another)")
+    p.add_argument("--user", required=True, help="the user served (no tool can name another)")
+    p.add_argument("--settings", metavar="FILE", help="an operating-point file (.json or .toml) from a study; "
+                   "default: the library's defaults (MiniLM, facts write path)")
+    p.add_argument("--data-dir", help="the data folder (default: MEMORY_DATA_DIR or ./.memory-data)")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, help="the HTTP port (default 8000; needs --http)")
+
     return parser
 
 
@@ -462,6 +471,26 @@ def _dedup_text(report) -> str:
             lines.append(f"accuracy {rule + ':':<9} {acc:.3f} ({round(acc * n)}/{n})   errors: {errors}")
         lines.append("error kinds: " + "; ".join(f"{k}: {v}" for k, v in ERROR_KINDS.items()))
     return "\n".join(lines)
+
+
+@command("mcp")
+def _mcp(args: argparse.Namespace) -> int:
+    from memory.core.schema import validate_identifier
+
+    tenant, user = validate_identifier(args.tenant, "--tenant"), validate_identifier(args.user, "--user")
+    if args.port is not None and not args.http:
+        raise CliError("error: --port needs --http (stdio has no port)")
+    if args.port is not None and not 1 <= args.port <= 65535:
+        raise CliError(f"error: --port must be in [1, 65535], got {_brief_int(args.port)}")
+    try:
+        from memory.adapters import mcp_server
+    except ModuleNotFoundError as exc:  # an optional extra
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "uvicorn", "starlette"):
+            raise
+        raise CliError("error: install the adapters: pip install -r requirements-adapters.txt") from None
+    config = mcp_server.server_config(tenant=tenant, user=user, settings=args.settings, data_dir=args.data_dir)
+    mcp_server.serve(config, http=args.http, port=mcp_server.DEFAULT_PORT if args.port is None else args.port)
+    return 0
 
 
 def one_line(text: str, *, limit: int = 2000) -> str:
