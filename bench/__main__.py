@@ -27,12 +27,12 @@ BENCHMARKS = {
     "extraction_adversarial": "extraction time per KB on adversarial 1K/10K/100K-character inputs, bounded and not",
     "study_speed": "a whole LoCoMo study vs encoding its texts once + a numpy scoring pass; encoding before/after length sorting",
     "lab_start": "streamlit run -> first page drawn (model still loading) and page with the model's results, vs MiniLM load alone",
-    "upload_ingest": "a 1,500-message upload through the lab's load path vs encoding its messages once (same MiniLM)",
+    "upload_ingest": "300- and 1,500-message uploads through the lab's background job (raw, facts; before: giving way every 8 texts) vs encoding the messages once (same MiniLM)",
     "lesson_defaults": "blind vs governed pollution for every labelled query of the default scenario, raw and facts write paths (a count, not a timing)",
     "embedders": "per embedder: load time, encode rate, venv MB added; recall@1/5/10 on recall_zh and the LoCoMo sample (dense, BM25, hybrid)",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/store/heap.py) off, on, and set at start",
     "judge_independent": "the judge conformance suite: rule judge vs plain bands on the project's and the independent pair sets (a count, not a timing)",
-    "bulk_write": "MemoryManager.add_many on disk (plans sized by the work, and the old batches of 64) vs raw Chroma add of the same vectors, one collection per owner",
+    "bulk_write": "MemoryManager.add_many on disk (plans sized by the work, and the old batches of 64) vs raw Chroma add of the same vectors, one collection per owner; cost per 1,000 first vs last quarter",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
 }
 
