@@ -60,6 +60,10 @@ INTEGRATION = {
 """The integration markers (pyproject.toml names them too). A test with any of them also gets ``integration``;
 ``pytest -m "not integration"`` runs the rest: the unit tests, in seconds."""
 MODEL_FIXTURES = {"minilm", "make_manager"}
+BROWSER_RERUNS = 1
+"""A browser test that fails is run once more (pytest-rerunfailures; the summary lists it as rerun, ``R``): on two
+shared cores a page's rerun has waited past a bounded wait about once in three full runs (a different test each
+time), while each passes alone. A test that fails twice fails the run."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
@@ -69,6 +73,8 @@ def pytest_collection_modifyitems(items):
             item.add_marker("model")
         if any(item.get_closest_marker(name) for name in INTEGRATION):
             item.add_marker("integration")
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.flaky(reruns=BROWSER_RERUNS))
 
 
 @pytest.fixture(autouse=True)

@@ -422,6 +422,9 @@ def _text_input_labels(page) -> list[str]:
 def test_study_page_offers_datasets_by_name_and_no_path_field(page, server):
     _open(page, f"{server}/study-view?embedder=lexical&dataset=/etc/passwd", chart=True)
     ranges = [i18n.TEXT[f"study.{k}"]["en"] for k in ("thresholds", "top_ks", "decays")]
+    with contextlib.suppress(PlaywrightTimeout):  # drawn by now; on a loaded machine, allow the browser a moment
+        _main(page).locator("[data-testid='stTextInput'] input").nth(len(ranges) - 1).wait_for(state="attached",
+                                                                                               timeout=20_000)
     assert sorted(_text_input_labels(page)) == sorted(ranges), "the only text fields are the three sweep ranges"
     assert page.get_by_text("passwd").count() == 0, "a path in the URL is not read, nor echoed"
     _main(page).locator("[data-testid='stSelectbox']").filter(has_text="Dataset").click()
