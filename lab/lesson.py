@@ -81,9 +81,11 @@ def steps(lang: str = "en") -> tuple[Step, ...]:
         step("threshold", "recall-view", {**first, "write_path": "raw", "threshold": cut, "top_k": 10}),
         step("decay", "recall-view", {**first, "write_path": "raw", "threshold": cut, "top_k": 10, "decay_rate": 0.5}),
         step("write_path", "recall-view", {**first, "write_path": "facts", "threshold": cut, "top_k": 10}),
-        step("pollution", "pollution-view", {**first, "write_path": "facts"}),
+        # Every step that names the model names its threshold too: a sidebar default is on MiniLM's scale, and the
+        # step's scale is what the page then reads it on (no re-map), so 0.30 would be e5's noise floor in Chinese.
+        step("pollution", "pollution-view", {**first, "write_path": "facts", "threshold": cut}),
         step("erasure", "erasure-view", {"scenario": first["scenario"], "embedder": first["embedder"],
-                                         "user": ERASED_USER[lang], "write_path": "facts"}),
+                                         "user": ERASED_USER[lang], "write_path": "facts", "threshold": cut}),
         step("study", "study-view", {}),
     )
 

@@ -227,6 +227,42 @@ def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
     assert len(side_tables(at, "zh")[1]) <= 3
 
 
+def test_every_lesson_step_that_names_a_model_names_its_threshold_on_that_models_scale():
+    """A step's page reads its threshold on the step's scale without a re-map, so a step that names e5 and leaves the
+    threshold to the sidebar's default (MiniLM's 0.30) would judge e5's similarities on MiniLM's scale (the Chinese
+    step 5 once did: governed recall then showed more noise than blind)."""
+    from memory.eval.calibration import config_for
+
+    for lang in ("en", "zh"):
+        cut = config_for(lesson.FIRST_SCREENS[lang]["embedder"], language=lang).threshold
+        for step in lesson.steps(lang):
+            if "embedder" in step.values:
+                assert "threshold" in step.values, (lang, step.key)
+                assert step.values["threshold"] in (0.0, cut), (lang, step.key, step.values["threshold"])
+
+
+def test_the_chinese_lesson_step_5_after_each_injection_keeps_governed_cleaner_than_blind():
+    """Step 5 (Pollution) reached through the lesson in Chinese, as a room does: the threshold is e5's Chinese one, and
+    after each injection kind governed recall is less polluted than blind, or the page says why on the spot."""
+    from memory.eval.calibration import config_for
+
+    at = open_app(lang="zh")
+    at.sidebar.button(key="lesson.step.4").click().run()
+    assert not at.exception
+    assert title(at) == i18n.TEXT["pollution.title"]["zh"]
+    assert at.sidebar.slider(key="threshold").value == config_for("e5", language="zh").threshold
+    label = lambda key: i18n.TEXT[key]["zh"]  # noqa: E731
+    shown = []
+    for kind in ("noise", "private", "stale", "contradiction", "erased"):
+        at.button(key=f"pollution.inject.{kind}").click().run()
+        assert not at.exception
+        after = lambda name: int([m.value for m in at.metric if m.label == name][-1].split("/")[0])  # noqa: E731
+        blind, governed = after(label("pollution.m_blind")), after(label("pollution.m_governed"))
+        warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
+        shown.append((kind, blind, governed, warned))
+        assert governed < blind or governed == blind == 0 or warned, shown
+
+
 def test_after_each_injection_in_chinese_governed_is_never_more_polluted_or_the_page_says_why():
     at = open_app("lab/pages/pollution.py", lang="zh")
     assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"
