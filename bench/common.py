@@ -118,3 +118,29 @@ class SyntheticEmbedder:
             v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
             out[i] = v / np.linalg.norm(v)
         return out
+
+
+APP_IDLE_JS = """quiet => {
+    const app = document.querySelector("[data-testid='stApp']");
+    const busy = !app || app.dataset.testScriptState !== "notRunning"
+        || app.dataset.testConnectionState !== "CONNECTED"
+        || document.querySelector("[data-testid='stStatusWidget']")
+        || document.querySelector("[class*='st-key-engine-waiting']");
+    const now = performance.now();
+    if (busy) { window.__labIdleSince = undefined; return false; }
+    if (window.__labIdleSince === undefined) window.__labIdleSince = now;
+    return now - window.__labIdleSince >= quiet;
+}"""
+"""True once the app has been idle for ``quiet`` ms: Streamlit's own run state on stApp (``data-test-script-state``,
+what Streamlit's e2e tests wait on) says notRunning over a live connection, no status widget shows, and no page waits
+for the model or a background load to rerun it (lab.engine.WAITING_KEY)."""
+
+
+APP_RUNS_JS = """(() => {
+    window.__labRuns = 0;
+    new MutationObserver(changes => { window.__labRuns += changes.length; })
+        .observe(document, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
+})();"""
+"""Counts the changes of the app's run state (every new document of a context). A change after an action means the
+rerun it asked for has begun (the state leaves "notRunning" only then); a run quicker than one observer callback
+still changes it twice. Nothing else tells a test that a rerun was requested but has not started yet."""

@@ -8,6 +8,10 @@
   the old workspace (collection and text file dropped), so a lab's folder holds exactly its live
   workspace and the erasure page's disk scan sees only that lab. Idle labs, and the least recently
   used past the room's cap, are released with their folder and Chroma client.
+* A lab of a shipped scenario starts from the process's starting state for its scenario, model and write path
+  (:func:`bases`, :func:`memory.restore`): the scenario goes through the write path once per process, and every
+  lab gets its own copy of the result (its records, windows, summaries and decisions), so a room's arrivals copy
+  instead of extracting, judging and embedding again. Uploads load into their own lab only.
 * Candidates are fetched once per (workspace, data version, user, query, as_of) with
   ``pool`` = all of the user's memories; a slider change re-runs ``govern`` only. An erasure
   drops this session's cached candidates (:meth:`Lab.forget`), not only their key's version.
@@ -50,6 +54,7 @@ from memory import (
     iso,
     parse_time,
     release_client,
+    restore,
     return_freed_memory,
 )
 from memory.eval import config_for
@@ -58,7 +63,9 @@ from . import CANDIDATE_CACHE_ENTRIES, WINDOW_CAPACITY, models, state
 from .i18n import t
 from .loading import (
     BACKGROUND_AT,
+    Bases,
     IngestJob,
+    build_base,
     JobState,
     lab_workspace,
     load_messages,
@@ -165,14 +172,45 @@ def room() -> Room["_Live"]:
                          after_release=return_freed_memory)
 
 
+def _lab_config(embedder_name: str) -> MemoryConfig:
+    """A lab workspace's config: the window the sliders re-slice, the write path's bands on the model's scale."""
+    return config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY))
+
+
+@st.cache_resource(show_spinner=False)
+def bases() -> Bases:
+    """The process's lab starting states (lab.loading.Bases): every lab of a shipped scenario starts from one."""
+    return Bases()
+
+
 def _workspace(scenario_key: str, embedder_name: str, write_path: str, location: StoreLocation) -> "_Live":
     """A fresh workspace for a lab. Its name is new every time (a reset lab never meets its old cached
     candidates under the same name and data version)."""
     workspace = f"{scenario_key}-{uuid.uuid4().hex[:8]}" + ("-facts" if write_path == "facts" else "")
-    manager, ingestor = lab_workspace(  # the write path's bands on the model's scale
-        get_embedder(embedder_name), write_path, location, workspace,
-        config=config_for(embedder_name, MemoryConfig(window_size=WINDOW_CAPACITY)), token_counter=cached_count_tokens)
+    manager, ingestor = lab_workspace(get_embedder(embedder_name), write_path, location, workspace,
+                                      config=_lab_config(embedder_name), token_counter=cached_count_tokens)
     return _Live(manager, LabData(), ingestor)
+
+
+def _start_from_base(live: "_Live", current: Settings) -> None:
+    """Start a lab of a shipped scenario from the process's starting state for it (:func:`bases`): built once,
+    under a progress bar, by the first lab that asks; copied into every lab's own workspace after that."""
+    scenario = current.scenario
+    key = (current.scenario_key, current.embedder, current.write_path)
+    built = bases()
+    base = built.built(key)
+    if base is None:
+        bar = st.progress(0.0, text=t("engine.ingesting", name=scenario.name, done=0, total=len(scenario.messages)))
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=t("engine.ingesting", name=scenario.name, done=done, total=total))
+
+        base = built.get(key, lambda: build_base(get_embedder(current.embedder), current.write_path, scenario.messages,
+                                                 config=_lab_config(current.embedder),
+                                                 token_counter=cached_count_tokens, progress=progress))
+        bar.empty()
+    restore(live.manager, base, actor="lab")
+    _loaded(live.data, scenario, None)
 
 
 def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Message], *,
@@ -209,6 +247,8 @@ class LabData:
     """message id -> injection kind, for messages the lab added."""
     erased_ids: set[str] = field(default_factory=set)
     """message ids of users erased in this lab."""
+    erased_owners: set[str] = field(default_factory=set)
+    """Users erased in this lab (owner labels, ``tenant/user``): a link naming one gets a note, not a warning."""
     added: set[str] = field(default_factory=set)
     """message ids the participant wrote (recall page, "Add a message")."""
     partial: tuple[int, int] | None = None
@@ -309,6 +349,7 @@ class Lab:
             [self.manager.summary(**who)]
         report = self.manager.erase_user(**who, actor=actor, disk_scan=True)
         self.data.erased_ids |= {r.message_id for r in records}
+        self.data.erased_owners.add(state.owner_label(*owner))
         self.data.version += 1
         self.forget(owner, texts)
         return report
@@ -383,7 +424,9 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location))
     _tell(labs.take_notice(lab))
     if not live.data.loaded:
-        if len(current.scenario.messages) >= BACKGROUND_AT:
+        if not current.scenario_key.startswith(state.UPLOAD_PREFIX):
+            _start_from_base(live, current)
+        elif len(current.scenario.messages) >= BACKGROUND_AT:
             _load_in_background(live, current)
         else:
             _ingest(live, current)

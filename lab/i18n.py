@@ -1,6 +1,7 @@
 """UI text in English and Chinese. ``t(key, **values)`` in the language of the sidebar switch (default English).
 
-Every key exists in both languages (tests check it); a missing key shows as the key itself. The texts are Markdown
+Every key exists in both languages (tests check it); a missing key shows as the key itself and is recorded in
+:data:`MISSING`, so a test that walks the pages fails on any key the catalogue lacks. The texts are Markdown
 (Streamlit renders them so): :func:`t` makes every value it substitutes literal text (lab.safe.plain), so a link's
 value, an upload's name, a message or an id never becomes a link, an image or markup in any page or language. A
 value the lab built itself as markup is passed as :class:`lab.safe.Markup`; numbers are inserted as they are (their
@@ -20,6 +21,9 @@ from .safe import Markup, plain
 
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文"}
 DEFAULT_LANGUAGE = "en"
+
+MISSING: set[str] = set()
+"""Keys asked for that the catalogue does not have (shown as the key itself): empty while every page's text resolves."""
 
 TEXT: dict[str, dict[str, str]] = {
     # navigation
@@ -133,6 +137,8 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "User “{user}” is not in this lab (erased, or the link is from another scenario). Known users: {known}.",
         "zh": "用户“{user}”不在本实验中（已删除，或链接来自其他场景）。现有用户：{known}。",
     },
+    "page.user_erased": {"en": "“{user}”, named in the address, was erased in this lab: the picker shows another user.",
+                         "zh": "地址中的“{user}”已在本实验中删除：选择器显示的是另一位用户。"},
     "page.query_pick": {"en": "Query (the scenario's labelled queries)", "zh": "查询（场景中带标注的查询）"},
     "page.query": {"en": "Your query", "zh": "你的查询"},
     "page.query_placeholder": {"en": "e.g. what is the budget?", "zh": "例如：预算是多少？"},
@@ -541,6 +547,7 @@ TEXT: dict[str, dict[str, str]] = {
                      "zh": "{owner} 已不在本实验中（已删除）：没有再删除任何数据。"},
     "erasure.moved": {"en": "{owner} was erased and is no longer in this lab, so the picker now shows {now}.",
                       "zh": "{owner} 已删除，不再属于本实验，因此选择框现在显示 {now}。"},
+    "erasure.target": {"en": "Take {owner} as the next user to erase", "zh": "把 {owner} 设为下一个要删除的用户"},
     "erasure.result": {"en": "Erasure of {owner}", "zh": "{owner} 的删除结果"},
     "erasure.ok": {"en": "Verified: nothing of the user remains on any path, and no other user lost a record.",
                    "zh": "已验证：任何路径上都没有残留，其他用户的记录也没有减少。"},
@@ -790,6 +797,9 @@ TEXT: dict[str, dict[str, str]] = {
     "verdict.update": {"en": "update", "zh": "更新"},
     "verdict.coexist": {"en": "coexist", "zh": "并存"},
     "verdict.new": {"en": "new", "zh": "新增"},
+    "verdict.bounded": {"en": "kept raw (too long to read whole)", "zh": "原样保存（过长，未全部读取）"},
+    "common.yes": {"en": "yes", "zh": "是"},
+    "common.no": {"en": "no", "zh": "否"},
     "export.title": {"en": "Export for slides", "zh": "导出到幻灯片"},
     "export.markdown": {"en": "This comparison (Markdown)", "zh": "本次对比（Markdown）"},
     "export.csv": {"en": "Candidate table (CSV)", "zh": "候选表（CSV）"},
@@ -930,6 +940,7 @@ def t_raw(key: str, /, **values: object) -> str:
     option, an st.dataframe cell, a message's content, a CSV)."""
     entry = TEXT.get(key)
     if entry is None:
+        MISSING.add(key)
         return key
     text = entry.get(language()) or entry[DEFAULT_LANGUAGE]
     return text.format(**values) if values else text

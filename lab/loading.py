@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
@@ -31,8 +32,8 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 import numpy as np
 
 from memory import (
-    Embedder, Ingestor, MemoryConfig, MemoryManager, Message, StoreLocation, dedupe, extract, judge_reason,
-    length_batches, validate_text,
+    Embedder, Ingestor, MemoryConfig, MemoryManager, Message, Snapshot, StoreLocation, dedupe, extract, judge_reason,
+    length_batches, snapshot, validate_text,
 )
 
 log = logging.getLogger(__name__)
@@ -219,6 +220,64 @@ def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: S
         if progress:
             progress(done, total)
     return done
+
+
+class Bases:
+    """Starting states of labs, each built once per process: key (shipped scenario, model, write path) -> the
+    :class:`memory.Snapshot` of a workspace that loaded it through the write path.
+
+    A room's arrivals all open the same starting state: the first builds it (extraction, judgements, embeddings), every
+    other starts its own workspace from a copy (:func:`memory.restore`: a few Chroma calls, no model). Two arrivals
+    asking for a base that is being built wait for that one build. A base holds only a shipped scenario's texts, never a
+    participant's: uploads are loaded into their own lab, not here. A failed build is not kept (the next arrival tries
+    again)."""
+
+    def __init__(self) -> None:
+        self._bases: dict[Any, Snapshot] = {}
+        self._building: dict[Any, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self.builds = 0
+        """How many bases this process built (a room of arrivals builds one per starting state)."""
+
+    def get(self, key: Any, build: Callable[[], Snapshot]) -> Snapshot:
+        """The base ``key``, built by ``build`` if no one has built it yet (once, however many ask at once)."""
+        with self._lock:
+            if key in self._bases:
+                return self._bases[key]
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
+            with self._lock:
+                if key in self._bases:
+                    return self._bases[key]
+            base = build()
+            with self._lock:
+                self._bases[key] = base
+                self.builds += 1
+                self._building.pop(key, None)
+            return base
+
+    def built(self, key: Any) -> Snapshot | None:
+        """The base ``key`` if it has been built, else None (never builds)."""
+        with self._lock:
+            return self._bases.get(key)
+
+    def clear(self) -> None:
+        """Forget every base (tests)."""
+        with self._lock:
+            self._bases.clear()
+
+
+def build_base(embedder: Embedder, write_path: str, messages: Sequence[Message], *, config: MemoryConfig,
+               token_counter: Callable[[str], int] | None = None, progress: Progress | None = None) -> Snapshot:
+    """A lab's starting state: ``messages`` written through the write path into a throwaway in-memory workspace (as a
+    lab would load them), then snapshotted."""
+    manager, ingestor = lab_workspace(embedder, write_path, StoreLocation(), f"base-{uuid.uuid4().hex[:12]}",
+                                      config=config, token_counter=token_counter)
+    try:
+        load_messages(manager, ingestor, messages, progress=progress)
+        return snapshot(manager)
+    finally:
+        manager.drop()
 
 
 @dataclass(eq=False)

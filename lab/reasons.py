@@ -6,6 +6,7 @@ Chinese sentence of every code is here, so the engine carries no UI language.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from memory import ENGLISH, Language, Reason, render_reason
@@ -44,12 +45,33 @@ ZH_TEMPLATES: dict[str, str] = {
 """The Chinese sentence of every code of :data:`memory.core.reasons.CODES`."""
 
 _KINDS_ZH = {"device": "设备", "habit": "习惯", "count": "数量", "name": "名称"}
+ATTRIBUTES_ZH = {
+    "residence": "住处", "job": "职业", "diet": "饮食", "allergy": "过敏", "language": "语言", "age": "年龄",
+    "marital status": "婚姻状况", "employer": "雇主", "manager": "上级", "salary": "薪水", "budget": "预算",
+    "deadline": "截止日期", "favourite": "最喜欢的", "cessation": "戒除", "watch": "手表", "phone": "手机",
+    "computer": "电脑", "shopping": "购物", "battery": "电池", "food": "食物", "drink": "饮品", "health": "健康",
+    "career": "职业", "project": "项目", "coding": "编程", "schedule": "作息", "fitness": "健身", "pet": "宠物",
+    "commute": "通勤", "travel": "出行", "communication": "沟通", "name": "名字", "like": "喜欢", "love": "爱",
+    "prefer": "偏好", "hate": "讨厌", "want": "想要", "enjoy": "享受",
+}
+"""The reader's canonical attribute and domain names (memory/write/extract.py, lexicon.py: English words) in Chinese,
+so a Chinese page never names an attribute in English. Words taken from the message itself stay as written."""
 _VERDICTS_ZH = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
+
+
+_CANONICAL = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ATTRIBUTES_ZH), key=len, reverse=True)) + r")\b")
+_CJK_GAP = re.compile(r"(?<=[\u3000-\u9fff]) +(?=[\u3000-\u9fff])")
+
+
+def _in_chinese(words: str) -> str:
+    """The reader's English attribute words inside ``words`` (``favourite 颜色``) in Chinese (``最喜欢的颜色``)."""
+    return _CJK_GAP.sub("", _CANONICAL.sub(lambda m: ATTRIBUTES_ZH[m.group(1)], words))
 
 
 def attribute_zh(attribute: str) -> str:
     """An attribute as the reading names it (``prop:budget``), in Chinese words."""
     kind, _, rest = attribute.partition(":")
+    rest = _in_chinese(rest)
     if kind == "verb":
         return f"“{rest}”陈述"
     if kind == "prop":
@@ -58,7 +80,7 @@ def attribute_zh(attribute: str) -> str:
         return f"“{rest}”的{_KINDS_ZH[kind]}"
     if kind == "prefer":
         return "与".join(f"“{o}”" for o in rest.split("|")) + "之间的偏好"
-    return f"属性“{attribute}”"
+    return f"属性“{_in_chinese(attribute)}”"
 
 
 CHINESE = Language(ZH_TEMPLATES, attribute_zh, "（朴素规则在相似度 {similarity:.2f} 时会判为{verdict}。）",

@@ -16,7 +16,7 @@ import hashlib
 import os
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 import streamlit as st
 
@@ -503,26 +503,30 @@ def owners_by_label(owners: list[tuple[str, str]]) -> dict[str, tuple[str, str]]
     return {owner_label(tenant, user): (tenant, user) for tenant, user in owners}
 
 
-def pick_owner(owners: list[tuple[str, str]], *, key: str = "user") -> tuple[str, str] | None:
+def pick_owner(owners: list[tuple[str, str]], *, key: str = "user", erased: Collection[str] = ()) -> tuple[str, str] | None:
     """A user picker bound to ``?user=tenant/user`` (:func:`owner_label`); a user the lab does not hold (a
-    stale link) gets a message."""
+    stale link) gets a message, a calm one when this lab erased them (``erased``: owner labels)."""
     by_label = owners_by_label(owners)
     if not by_label:
         st.info(t("page.no_users"))
         return None
-    warn_unknown_user(key, list(by_label))
+    warn_unknown_user(key, list(by_label), erased=erased)
     label = st.selectbox(t("page.user"), list(by_label), key=key, bind="query-params")
     return by_label[label]
 
 
-def warn_unknown_user(key: str, options: list[str]) -> None:
-    """A message when the URL names a user this lab does not hold (erased, or a link from another scenario).
+def warn_unknown_user(key: str, options: list[str], *, erased: Collection[str] = ()) -> None:
+    """A message when the URL names a user this lab does not hold: a warning for a link from another scenario, a
+    plain note for a user this lab erased (``erased``), which is the participant's own action, not a problem.
 
     Must run before the bound widget is drawn: the widget drops an invalid URL value silently.
     """
     raw = st.query_params.get(key)
     if raw is not None and raw not in options:
-        st.warning(t("page.unknown_user", user=raw, known=", ".join(options)))
+        if raw in erased:
+            st.caption(t("page.user_erased", user=raw))
+        else:
+            st.warning(t("page.unknown_user", user=raw, known=", ".join(options)))
 
 
 def pick_query(queries: list[ScenarioQuery], *, now: float, max_chars: int, key: str = "q") -> QueryChoice | None:
@@ -555,7 +559,7 @@ def pick_target(lab) -> tuple[tuple[str, str], QueryChoice] | None:
     """User picker (left) and query picker (right) for a lab.engine.Lab; None (with a message) when unusable."""
     left, right = st.columns([1, 2])
     with left:
-        owner = pick_owner(lab.owners())
+        owner = pick_owner(lab.owners(), erased=lab.data.erased_owners)
     if owner is None:
         return None
     with right:

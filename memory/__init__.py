@@ -36,6 +36,7 @@ from memory.runtime.erase import scan_for_bytes
 from memory.runtime.lifecycle import DEFAULT_DAYS, DEFAULT_FLOOR, ForgetReport, forget, version_chain
 from memory.runtime.manager import MemoryManager, format_context
 from memory.runtime.recall import Candidates, govern
+from memory.runtime.snapshot import Snapshot, restore, snapshot
 from memory.store.chroma import MemoryStore, StoreLocation, release_client
 from memory.store.heap import return_freed_memory
 from memory.write.adjudicate import Judge, judge_reason
@@ -48,7 +49,7 @@ __all__ = [
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
     "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
-    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "dedupe", "extract", "forget", "format_context", "govern", "iso",
+    "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "dedupe", "extract", "forget", "format_context", "govern", "iso", "Snapshot", "restore", "snapshot",
     "judge_reason", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",

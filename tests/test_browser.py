@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.common import stop
+from bench.common import APP_IDLE_JS as IDLE, APP_RUNS_JS as RUNS, stop
 from lab import PAGES, i18n
 from lab_links import documented_links
 
@@ -130,20 +130,6 @@ def _open_done(page, *, chart: bool) -> None:
 QUIET_MS = 400
 """How long the app must stay idle to count as done: a click's rerun request reaches the server a moment after the
 click, and Streamlit's run state says "notRunning" until then."""
-IDLE = """quiet => {
-    const app = document.querySelector("[data-testid='stApp']");
-    const busy = !app || app.dataset.testScriptState !== "notRunning"
-        || app.dataset.testConnectionState !== "CONNECTED"
-        || document.querySelector("[data-testid='stStatusWidget']")
-        || document.querySelector("[class*='st-key-engine-waiting']");
-    const now = performance.now();
-    if (busy) { window.__labIdleSince = undefined; return false; }
-    if (window.__labIdleSince === undefined) window.__labIdleSince = now;
-    return now - window.__labIdleSince >= quiet;
-}"""
-"""True once the app has been idle for ``quiet`` ms: Streamlit's own run state on stApp (``data-test-script-state``,
-what Streamlit's e2e tests wait on) says notRunning over a live connection, no status widget shows, and no page waits
-for the model or a background load to rerun it (lab.engine.WAITING_KEY)."""
 
 
 def _wait_idle(page) -> None:
@@ -155,14 +141,6 @@ def _wait_idle(page) -> None:
         raise AssertionError("the app did not finish running") from exc
 
 
-RUNS = """(() => {
-    window.__labRuns = 0;
-    new MutationObserver(changes => { window.__labRuns += changes.length; })
-        .observe(document, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
-})();"""
-"""Counts the changes of the app's run state (every new document of a context). A change after an action means the
-rerun it asked for has begun (the state leaves "notRunning" only then); a run quicker than one observer callback
-still changes it twice. Nothing else tells a test that a rerun was requested but has not started yet."""
 RERUN_WAIT_MS = 60_000
 """How long an action that reruns the app may take to start that run (the server queues it behind other work; 30 s
 was once not enough for the forgetting pass's expander on a loaded machine, s33_after)."""
@@ -524,7 +502,9 @@ def test_erase_clicked_twice_erases_only_the_named_user(page, server):
     assert page.get_by_text("Erasure of acme/bob").count() == 1
     _visible(page, "acme/bob was erased and is no longer in this lab, so the picker now shows acme/alice.")
     _check(page, "erasure-view-after-erase")
-    # the erase button now names the next user: a further click only asks about that user
+    # the red button waits until the instructor takes the next user; then it names that user, and a click only asks
+    assert page.get_by_role("button", name="Erase acme/alice", exact=True).count() == 0
+    _rerun(page, page.get_by_role("button", name="Take acme/alice as the next user to erase").click)
     page.get_by_role("button", name="Erase acme/alice", exact=True).click()
     _visible(page, "Erase acme/alice? This cannot be undone")
     assert page.get_by_role("button", name="Yes, erase acme/alice").count() == 1

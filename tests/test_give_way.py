@@ -137,3 +137,44 @@ def test_an_ingestor_extractor_gives_way_before_each_message(monkeypatch):
     extract("a", max_chars=10)
     extract("b", max_chars=10)
     assert seen == ["wait", "a", "wait", "b"]
+
+
+def test_a_room_arriving_at_once_builds_each_starting_state_once():
+    """lab.loading.Bases: 12 arrivals at once ask for one starting state; one builds it, the others wait for that build
+    and get the same object. (The build is a stand-in object: this test is about how many builds run, not what a
+    build holds; tests/test_snapshot.py and test_app.py check the real one.)"""
+    bases = loading.Bases()
+    started = threading.Barrier(12)
+    calls: list[int] = []
+    made = object()
+
+    def build():
+        calls.append(1)
+        time.sleep(0.2)  # long enough that every other arrival asks while this build runs
+        return made
+
+    got: list[object] = []
+
+    def arrive():
+        started.wait()
+        got.append(bases.get(("workshop_en", "minilm", "facts"), build))
+
+    threads = [threading.Thread(target=arrive) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and bases.builds == 1
+    assert len(got) == 12 and all(g is made for g in got)
+    assert bases.built(("workshop_en", "minilm", "facts")) is made and bases.built(("workshop_en", "e5", "facts")) is None
+
+
+def test_a_failed_starting_state_is_not_kept():
+    bases = loading.Bases()
+
+    def fail():
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        bases.get("k", fail)
+    assert bases.built("k") is None and bases.get("k", lambda: "ok") == "ok" and bases.builds == 1

@@ -220,7 +220,7 @@ def test_the_candidate_cache_and_token_and_vector_memos_hold_none_of_the_erased_
     at.switch_page("lab/pages/recall.py").run()
     at.query_params["user"] = "acme/alice"
     at.run()
-    assert not at.exception and "acme/alice" in texts(at.warning)
+    assert not at.exception and "acme/alice" in texts(at.caption)
     shown = "\n".join(df.value.to_csv() for df in at.dataframe)
     assert [text for text in alice if text in shown] == []
     assert alice & held_texts(cached_candidates()) == set()

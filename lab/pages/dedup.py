@@ -200,7 +200,7 @@ def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
                       format_func=labels("dedup.source", sources))
     if source == LAB:
         lab = engine.open_lab(current, config)
-        owner = state.pick_owner(lab.owners())
+        owner = state.pick_owner(lab.owners(), erased=lab.data.erased_owners)
         if owner is None:
             return
         manager, entries = lab.manager, lab.ingestor.decisions(tenant_id=owner[0], user_id=owner[1])

@@ -111,6 +111,18 @@ def _render_moved(lab: engine.Lab, label: str) -> None:
         st.info(t("erasure.moved", owner=last["owner"], now=label))
 
 
+def _moved_on_its_own(lab: engine.Lab, label: str) -> bool:
+    """Whether the picker shows ``label`` only because the last erasure took its user away (nobody picked it)."""
+    last = lab.data.notes.get(LAST)
+    return bool(last) and last.get("moved_to") == label and last.get("taken") != label
+
+
+def _take_target(lab: engine.Lab, label: str) -> None:
+    """on_click of "Take <label> as the next user": the red erase button comes back, for that user."""
+    if last := lab.data.notes.get(LAST):
+        last["taken"] = label
+
+
 def _render_confirmation(workspace: str, label: str) -> None:
     with st.container(border=True):
         st.warning(t("erasure.confirm_ask", owner=label))
@@ -125,7 +137,7 @@ def _render_controls(lab: engine.Lab):
     _erase_confirmed(lab)
     if notice := st.session_state.pop(NOTICE, None):
         st.info(t(notice[0], owner=notice[1]))
-    owner = state.pick_owner(lab.owners())
+    owner = state.pick_owner(lab.owners(), erased=lab.data.erased_owners)
     if owner is None:
         return None
     label = state.owner_label(*owner)
@@ -139,9 +151,15 @@ def _render_controls(lab: engine.Lab):
     if c1.button(t("erasure.plant", n=CANARIES), key=f"{PAGE}.plant", width="stretch"):
         _plant(lab, owner)
         planted = _canaries(lab)[label]
-    # keyed by the owner and naming it in its callback: a click acts on the user on the button, and only asks
-    c2.button(t("erasure.erase", owner=label), key=f"{PAGE}.erase.{label}", type="primary", width="stretch",
-              on_click=_ask, args=(lab.workspace, label))
+    # keyed by the owner and naming it in its callback: a click acts on the user on the button, and only asks. After an
+    # erasure the picker moves to another user by itself: the red button waits until the instructor takes that user
+    # (or picks one), so it never points at a user nobody chose.
+    if _moved_on_its_own(lab, label):
+        c2.button(t("erasure.target", owner=label), key=f"{PAGE}.target.{label}", width="stretch",
+                  on_click=_take_target, args=(lab, label), icon=":material/ads_click:")
+    else:
+        c2.button(t("erasure.erase", owner=label), key=f"{PAGE}.erase.{label}", type="primary", width="stretch",
+                  on_click=_ask, args=(lab.workspace, label))
     if planted:
         st.caption(t("erasure.planted", canaries=", ".join(planted)))
     if st.session_state.get(PENDING) == (lab.workspace, label):

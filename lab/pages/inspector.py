@@ -20,7 +20,7 @@ def _render_controls(lab: engine.Lab):
     owners = state.owners_by_label(lab.owners())  # "a/b"+"c" and "a"+"b/c" are two entries
     c1, c2, c3 = st.columns([1, 1, 2])
     with c1:
-        state.warn_unknown_user("who", [ALL, *owners])
+        state.warn_unknown_user("who", [ALL, *owners], erased=lab.data.erased_owners)
         who = st.selectbox(t("inspector.who"), [ALL, *owners], key="who", bind="query-params",
                            help=t("inspector.who_help"))
     scope = c2.selectbox(t("inspector.scope"), SCOPES, key="scope", bind="query-params", help=t("inspector.scope_help"))

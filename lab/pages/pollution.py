@@ -110,7 +110,7 @@ def main() -> None:
     _render_injections(lab, owner, choice)
     note = lab.data.notes.get(f"{PAGE}.erased")
     if note:
-        st.success(t("pollution.erased_note", **note))
+        st.success(t("pollution.erased_note", **{**note, "ok": t("common.yes" if note["ok"] else "common.no")}))
 
     kinds = lab.kinds_for(owner, choice.labelled)
     candidates = lab.candidates(owner, choice.text, choice.as_of)

@@ -287,6 +287,19 @@ class MemoryStore:
         """Write plans journaled and not committed yet, as (sequence, plan)."""
         return self.texts.journal_pending()
 
+    def table_rows(self, table: str) -> list[tuple]:
+        """Every row of one text-store table that carries no file-specific value (window, summaries, ingestion marks,
+        decisions, audit, journal): what a snapshot copies."""
+        return self.texts.table_rows(table)
+
+    def copy_rows(self, table: str, rows: list[tuple]) -> None:
+        """Insert rows of such a table read from another workspace (joins the caller's :meth:`transaction`)."""
+        self.texts.copy_rows(table, rows)
+
+    def transaction(self):
+        """One text-store transaction around everything inside (re-entrant)."""
+        return self.texts.transaction()
+
     def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
         """Append one entry to the workspace's audit trail."""
         self.texts.audit(action, tenant_id, user_id, actor=actor, detail=detail)

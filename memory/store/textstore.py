@@ -253,12 +253,16 @@ class TextStore:
         return [tuple(r) for r in self._rows("SELECT tenant_id, user_id, collection FROM owners ORDER BY 1, 2")]
 
     def copy_rows(self, table: str, rows: list[tuple]) -> None:
-        """Insert rows read from another file of the same table schema (the layout migration)."""
-        if table not in ("window", "summaries", "ingested", "audit", "decisions", "journal"):
-            raise ValueError(f"not a copyable table: {table!r}")
+        """Insert rows read from another file of the same table schema (the layout migration, a snapshot's restore)."""
+        _check_copyable(table)
         if rows:
             marks = ",".join("?" * len(rows[0]))
             self._tx((f"INSERT OR REPLACE INTO {table} VALUES ({marks})", tuple(r)) for r in rows)
+
+    def table_rows(self, table: str) -> list[tuple]:
+        """Every row of one copyable table, in storage order (what :meth:`copy_rows` takes)."""
+        _check_copyable(table)
+        return self._rows(f"SELECT * FROM {table} ORDER BY rowid")
 
     # --- workspace identity -------------------------------------------------
     def claim(self, **identity: str) -> None:
@@ -440,6 +444,15 @@ class TextStore:
         return self._rows(
             "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
         )[0][0]
+
+
+COPYABLE_TABLES = ("window", "summaries", "ingested", "audit", "decisions", "journal")
+"""Tables whose rows carry no file-specific value (records do: their vector ids are keyed by the file's salt)."""
+
+
+def _check_copyable(table: str) -> None:
+    if table not in COPYABLE_TABLES:
+        raise ValueError(f"not a copyable table: {table!r}")
 
 
 def _json(value: Any) -> str:
