@@ -281,6 +281,25 @@ TEXT: dict[str, dict[str, str]] = {
               "(erase verified: {ok}).",
         "zh": "{owner} 已删除：无隔离排序中删除前有 {before} 条其笔记，删除后 {after} 条（删除验证：{ok}）。",
     },
+    "pollution.contradiction_ranked_out": {
+        "en": "The contradiction was stored as {n} memories, but none of them names a value for what this question "
+              "asks (“the opposite is true” says no new budget), so they rank outside both lists and neither changes. "
+              "A contradiction that names a value is a stale fact's update: see the “Stale fact + update” injection.",
+        "zh": "矛盾消息被保存为 {n} 条记忆，但没有一条给出这个问题所问内容的取值（“正好相反”没有说出新的预算），"
+              "所以它们排在两个列表之外，两边都没有变化。给出了取值的矛盾就是对过时事实的更新：见“过时事实 + 更新”注入。",
+    },
+    "pollution.contradiction_not_stored.facts": {
+        "en": "The contradiction changed nothing for this query: the write path found no fact in it to store (“the "
+              "opposite is true” names no value, so there is nothing to replace). With the write path “raw” it is "
+              "stored as it is and competes for recall.",
+        "zh": "矛盾消息对这个查询没有任何改变：写入链路没有从中抽取出可保存的事实（“正好相反”没有给出任何取值，"
+              "也就没有可替换的内容）。写入链路为“raw”时，它会原样保存并参与召回竞争。",
+    },
+    "pollution.contradiction_not_stored.raw": {
+        "en": "The contradiction changed nothing for this query: it is not among the user's memories any more "
+              "(erased, or not written).",
+        "zh": "矛盾消息对这个查询没有任何改变：它已不在该用户的记忆中（已删除或未写入）。",
+    },
     "pollution.before": {"en": "Before injections", "zh": "注入前"},
     "pollution.after": {"en": "After injections", "zh": "注入后"},
     "pollution.m_blind": {"en": "Polluted / injected, blind", "zh": "污染 / 注入（盲目）"},

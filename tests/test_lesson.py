@@ -277,3 +277,22 @@ def test_after_each_injection_in_chinese_governed_is_never_more_polluted_or_the_
         warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
         shown.append((kind, blind, governed, warned))
         assert governed < blind or governed == blind == 0 or warned, shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("write_path", ["facts", "raw"])
+def test_a_contradiction_that_changes_nothing_for_the_query_says_why(lang, write_path):
+    """Issue 25, item 7: after the "Contradiction" injection, either a list shows it or the page says on the spot why
+    neither changed (with the atomic-fact write path the correction names no value, so its facts rank out)."""
+    at = open_app("lab/pages/pollution.py", lang=lang, write_path=write_path)
+    at.button(key="pollution.inject.contradiction").click().run()
+    assert not at.exception
+    injected = [e.value for e in at.dataframe if "in_governed" in e.value.columns]
+    assert injected, "the injected table is missing"
+    row = injected[0][injected[0]["kind"] == i18n.TEXT["kind.contradiction"][lang]]
+    listed = bool(row["in_blind"].any() or row["in_governed"].any())
+    said = [i.value for i in at.info if i18n.TEXT["inject.contradiction"][lang] in i.value
+            or "矛盾" in i.value or "contradiction" in i.value.lower()]
+    assert listed or said, (lang, write_path)
+    assert not (listed and said), "the note is only for a contradiction that changed nothing"
+    assert not i18n.MISSING, i18n.MISSING

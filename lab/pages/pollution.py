@@ -50,6 +50,21 @@ def _render_injections(lab: engine.Lab, owner, choice) -> None:
     st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
 
 
+def _explain_contradiction(lab: engine.Lab, after) -> None:
+    """When a contradiction was injected and neither list shows any of it for this query, say why on the spot."""
+    ids = {mid for mid, kind in lab.data.injected.items() if kind == "contradiction"}
+    if not ids:
+        return
+    listed = {h.record.message_id for h in [*after.blind, *after.governed]}
+    if ids & listed:
+        return
+    stored = sum(1 for d in after.dropped if d.hit.record.message_id in ids)
+    if stored:
+        st.info(t("pollution.contradiction_ranked_out", n=stored), icon=":material/info:")
+    else:
+        st.info(t(f"pollution.contradiction_not_stored.{lab.settings.write_path}"), icon=":material/info:")
+
+
 def _render_side(title: str, result, kinds) -> None:
     st.subheader(title)
     # one above the other: side by side in half a page, both labels were cut to "Polluted / inject…" at 1024x768
@@ -124,6 +139,7 @@ def main() -> None:
         _render_side(t("pollution.before"), before, kinds)
     with right:
         _render_side(t("pollution.after"), after, kinds)
+    _explain_contradiction(lab, after)
     state.explain_pollution(after, kinds, lab.settings.write_path,
                             polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
     table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
