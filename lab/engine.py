@@ -169,7 +169,12 @@ def _changes(live: "_Live") -> int:
 def room() -> Room["_Live"]:
     """The process's labs (lab/rooms.py): a reload finds its lab; idle labs and labs past the cap are released."""
     return Room.from_env(release=_release, release_lab=_release_folder, busy=_loading, changes=_changes,
-                         after_release=return_freed_memory)
+                         after_release=return_freed_memory, group=_language_of)
+
+
+def _language_of(key: tuple) -> str:
+    """A workspace key's group in the room: its scenario's language (the last element of the key open_lab makes)."""
+    return key[-1]
 
 
 def _lab_config(embedder_name: str) -> MemoryConfig:
@@ -420,7 +425,7 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
         st.stop()
     if st.session_state.pop(state.RESET_KEY, False):
         labs.release(lab)
-    key = (current.scenario_key, current.embedder, current.write_path, location)
+    key = (current.scenario_key, current.embedder, current.write_path, location, current.scenario.language)
     live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location))
     _tell(labs.take_notice(lab))
     if not live.data.loaded:

@@ -11,9 +11,11 @@ the URL, so a shared link shares settings and never a lab. The labs of the proce
   its folder;
 * ``MEMORY_LAB_MAX_LABS`` (default :data:`DEFAULT_MAX_LABS`): past that many labs, the least recently used
   is released first (a lab whose scenario is still loading in the background is never released);
-* :data:`WORKSPACES_PER_LAB`: a lab holds one workspace at a time. Switching scenario, model or write path
-  releases the previous one (the lab's folder then holds only its live workspace, so the erasure page's
-  scan of that folder searches nothing but the lab it verifies).
+* :data:`WORKSPACES_PER_LAB`: a lab holds one workspace at a time *per group* (``group(key)``; the lab groups its
+  workspaces by the scenario's language). Switching scenario, model or write path releases the previous workspace of
+  that group (the lab's folder then holds one live workspace per language: two workspaces of a lab never hold the
+  same users' texts, so the erasure page's scan of that folder finds nothing of another workspace's users), while
+  switching the UI language keeps the other language's workspace: switching back finds its injections.
 
 A browser whose lab was released, or whose switch threw changes away (injections, erasures, added
 messages), is told so once (:meth:`Room.take_notice`).
@@ -91,6 +93,7 @@ class Room(Generic[V]):
                  busy: Callable[[V], bool] = lambda _: False, changes: Callable[[V], int] = lambda _: 0,
                  after_release: Callable[[], None] = lambda: None, max_labs: int = DEFAULT_MAX_LABS,
                  idle_seconds: float = DEFAULT_IDLE_MINUTES * 60, per_lab: int = WORKSPACES_PER_LAB,
+                 group: Callable[[Key], Hashable] = lambda _: None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if max_labs < 1 or per_lab < 1 or not idle_seconds > 0:
             raise ValueError(f"a room needs max_labs >= 1, per_lab >= 1 and idle_seconds > 0, got {max_labs}, "
@@ -98,6 +101,7 @@ class Room(Generic[V]):
         self._release, self._release_lab, self._busy, self._changes = release, release_lab, busy, changes
         self._after_release = after_release
         self.max_labs, self.idle_seconds, self.per_lab = max_labs, idle_seconds, per_lab
+        self._group = group
         self._clock = clock
         self._labs: OrderedDict[str, _Lab[V]] = OrderedDict()  # least recently used first
         self._notices: OrderedDict[str, Released] = OrderedDict()
@@ -123,7 +127,7 @@ class Room(Generic[V]):
                 self._labs.setdefault(lab_id, lab)  # back in, should the room have let it go meanwhile
                 lab.workspaces[key] = value
                 lab.workspaces.move_to_end(key)
-                going = self._over_per_lab(lab_id, lab) + self._reclaim(self._clock(), keep=lab_id)
+                going = self._over_per_lab(lab_id, lab, self._group(key)) + self._reclaim(self._clock(), keep=lab_id)
         self._run(going)
         return value
 
@@ -162,10 +166,11 @@ class Room(Generic[V]):
         with self._lock:
             return {lab_id: len(lab.workspaces) for lab_id, lab in self._labs.items()}
 
-    def _over_per_lab(self, lab_id: str, lab: _Lab[V]) -> list[tuple[str, list[V], bool]]:
-        """Under the lock: the lab's workspaces past ``per_lab``, least recently used first (a running load
-        among them is cancelled by its release)."""
-        extra = [lab.workspaces.pop(k) for k in list(lab.workspaces)[: -self.per_lab]]
+    def _over_per_lab(self, lab_id: str, lab: _Lab[V], group: Hashable) -> list[tuple[str, list[V], bool]]:
+        """Under the lock: the lab's workspaces of ``group`` past ``per_lab``, least recently used first (a running
+        load among them is cancelled by its release)."""
+        same = [k for k in lab.workspaces if self._group(k) == group]
+        extra = [lab.workspaces.pop(k) for k in same[: -self.per_lab]]
         changes = sum(self._changes(v) for v in extra)
         if changes:
             self._remember(lab_id, Released("replaced", 0.0, changes))

@@ -38,18 +38,17 @@ def _unpin() -> None:
 def render_ab(candidates, config: MemoryConfig, kinds: KindsOf) -> None:
     """Pin the current settings as A; once pinned, A and the current settings (B) side by side."""
     st.subheader(t("ab.title"))
-    pinned = st.session_state.get(PIN_KEY)
+    compared = pinned_comparison(candidates, config, kinds)
     left, right = st.columns(2)
     left.button(t("ab.pin"), key="ab.pin", on_click=_pin, args=(config.to_dict(),), icon=":material/push_pin:",
                 width="stretch")
-    if pinned is None:
+    if compared is None:
         st.caption(t("ab.hint"))
         return
     right.button(t("ab.unpin"), key="ab.unpin", on_click=_unpin, icon=":material/close:", width="stretch")
-    a_config = MemoryConfig().replace(**pinned)
-    a = govern(candidates, a_config, token_counter=cached_count_tokens)
+    table, a = compared
     b = govern(candidates, config, token_counter=cached_count_tokens)
-    st.table(ab_frame(a_config, a, config, b, kinds))
+    st.table(table)
     columns = st.columns(2)
     for column, name, result in ((columns[0], "A", a), (columns[1], "B", b)):
         with column:
@@ -139,10 +138,23 @@ def candidate_csv(candidates: pd.DataFrame) -> bytes:
     return csv_bytes(candidates)
 
 
+def pinned_comparison(candidates, config: MemoryConfig, kinds: KindsOf) -> tuple[pd.DataFrame, RecallResult] | None:
+    """The A/B table of the pinned settings (A) against ``config`` (B) and A's result, or None when nothing is pinned."""
+    pinned = st.session_state.get(PIN_KEY)
+    if pinned is None:
+        return None
+    a_config = MemoryConfig().replace(**pinned)
+    a = govern(candidates, a_config, token_counter=cached_count_tokens)
+    b = govern(candidates, config, token_counter=cached_count_tokens)
+    return ab_frame(a_config, a, config, b, kinds), a
+
+
 def summary_markdown(*, query: str, user: str, embedder: str, write_path: str, config: MemoryConfig,
-                     result: RecallResult, kinds: KindsOf) -> str:
-    """The comparison as a Markdown page: settings, counts, then both lists with each memory's pollution. The query,
-    the user, the model and the memories' texts are literal text (lab.safe.plain): a slide shows them as written."""
+                     result: RecallResult, kinds: KindsOf,
+                     pinned: tuple[pd.DataFrame, RecallResult] | None = None) -> str:
+    """The comparison as a Markdown page: settings, counts, then both lists with each memory's pollution, and the
+    pinned A/B comparison when there is one (:func:`pinned_comparison`). The query, the user, the model and the
+    memories' texts are literal text (lab.safe.plain): a slide shows them as written."""
     c = counts(result, kinds)
     lines = [f"# {t('recall.title')}", "",
              f"- {t('page.query')}: {plain(query)}", f"- {t('page.user')}: {plain(user)}",
@@ -157,5 +169,12 @@ def summary_markdown(*, query: str, user: str, embedder: str, write_path: str, c
         for i, h in enumerate(hits, 1):
             polluted = kinds_label(", ".join(kinds(h.record)))
             lines.append(f"{i}. {plain(h.record.content)} ({h.similarity:.2f}{'; ' + polluted if polluted else ''})")
+        lines.append("")
+    if pinned is not None:
+        table, a = pinned
+        lines += [f"## {t('ab.title')}", "", "| | A | B |", "| --- | ---: | ---: |"]
+        lines += [f"| {name} | {row['A']} | {row['B']} |" for name, row in table.iterrows()]
+        lines += ["", f"### {t('ab.governed', side='A')}", ""]
+        lines += [f"{i}. {plain(h.record.content)} ({h.similarity:.2f})" for i, h in enumerate(a.governed, 1)]
         lines.append("")
     return "\n".join(lines)

@@ -455,8 +455,9 @@ def test_reset_lab_throws_injections_away():
     assert int(metric(at, "Records shown")) == 78
 
 
-def test_a_session_folder_holds_only_its_live_workspace(lab_env):
-    """Switching scenario or embedder, or resetting the lab, releases the old workspace (collection and text)."""
+def test_a_session_folder_holds_only_its_live_workspaces(lab_env):
+    """Switching scenario, embedder or write path releases the old workspace of that language (collection and text);
+    a scenario of the other language is kept beside it (one per language); resetting the lab releases everything."""
     at = open_app(embedder="lexical")
     folder = lab_env / "lab" / at.session_state["lab.id"]
 
@@ -465,8 +466,12 @@ def test_a_session_folder_holds_only_its_live_workspace(lab_env):
 
     first = text_files()
     assert len(first) == 1
-    at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
+    at.sidebar.selectbox(key="write_path").set_value("raw").run()
     assert len(text_files()) == 1 and text_files() != first
+    at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
+    assert len(text_files()) == 2
+    at.sidebar.selectbox(key="scenario").set_value("workshop_zh").run()
+    assert len(text_files()) == 2
     at.sidebar.button(key="reset_lab").click().run()
     assert not at.exception and len(text_files()) == 1
     live = {name for _, _, name in TextStore(folder / "text" / text_files()[0]).collections()}

@@ -14,7 +14,7 @@ import streamlit as st
 from lab import engine, rooms
 from lab.rooms import Released, Room, valid_lab_id
 from memory.store.chroma import _CLIENTS
-from tests.test_app import lab_env, open_app  # noqa: F401 - lab_env is a fixture used below
+from tests.test_app import lab_env, metric, open_app  # noqa: F401 - lab_env is a fixture used below
 
 
 class Clock:
@@ -89,6 +89,18 @@ def test_a_switch_releases_the_previous_workspace_and_counts_the_changes_it_held
     assert room.take_notice("lab") is None  # nothing of the participant's was in "facts"
 
 
+def test_a_switch_replaces_a_workspace_of_its_own_group_only():
+    """Workspaces are grouped (the lab groups them by the scenario's language): a switch within a group replaces that
+    group's workspace; a switch to another group keeps it, so switching back finds it with its changes."""
+    room, released, _, _ = make_room(group=lambda key: key[-1])
+    en = room.get("lab", ("workshop_en", "raw", "en"), lambda: "en-raw")
+    room.get("lab", ("workshop_zh", "raw", "zh"), lambda: "zh-raw")
+    assert released == [] and room.labs() == {"lab": 2}
+    assert room.get("lab", ("workshop_en", "raw", "en"), lambda: "new") is en  # back: the same workspace
+    room.get("lab", ("workshop_en", "facts", "en"), lambda: "en-facts")
+    assert released == ["en-raw"] and room.labs() == {"lab": 2}
+
+
 def test_reset_releases_the_whole_lab():
     room, released, folders, _ = make_room()
     room.get("lab", "w", lambda: "w")
@@ -132,13 +144,33 @@ def test_a_lab_released_past_the_cap_leaves_no_folder_and_no_chroma_client(lab_e
 
 
 @pytest.mark.app
-def test_switching_scenario_after_an_injection_says_the_injection_stays_behind(lab_env):  # noqa: F811
+def test_switching_the_write_path_after_an_injection_says_the_injection_stays_behind(lab_env):  # noqa: F811
     at = open_app("lab/pages/pollution.py", embedder="lexical")
     at.button(key="pollution.inject.noise").click().run()
-    at.sidebar.selectbox(key="scenario").set_value("seed_demo_zh").run()
+    at.sidebar.selectbox(key="write_path").set_value("raw").run()
     assert not at.exception
     assert any("3 change(s)" in i.value for i in at.info), [i.value for i in at.info]
     assert engine.room().labs() == {at.session_state["lab.id"]: 1}
+
+
+@pytest.mark.app
+def test_switching_the_language_and_back_finds_the_injections(lab_env):  # noqa: F811
+    """Issue 25, item 5: the UI language switches the scenario (in a browser the scenario picker follows the language;
+    here both are set, as the browser's rerun sets them); the other language's lab is kept, not thrown away."""
+    at = open_app("lab/pages/inspector.py", embedder="lexical", write_path="raw")  # one record per message
+    at.switch_page("lab/pages/pollution.py").run()
+    at.button(key="pollution.inject.noise").click().run()
+    at.switch_page("lab/pages/inspector.py").run()
+    assert int(metric(at, "Records shown")) == 78 + 3
+    at.sidebar.selectbox(key="lang").set_value("zh")
+    at.sidebar.selectbox(key="scenario").set_value("workshop_zh").run()
+    assert not at.exception and int(metric(at, "显示的记录")) == 78
+    assert not [i.value for i in at.info if "3" in i.value and "workshop" in i.value.lower()]
+    at.sidebar.selectbox(key="lang").set_value("en")
+    at.sidebar.selectbox(key="scenario").set_value("workshop_en").run()
+    assert not at.exception
+    assert int(metric(at, "Records shown")) == 78 + 3, "switching the language and back lost the injections"
+    assert engine.room().labs() == {at.session_state["lab.id"]: 2}
 
 
 def test_creating_a_workspace_does_not_hold_other_labs_and_happens_once_per_lab():

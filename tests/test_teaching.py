@@ -9,6 +9,7 @@ from lab import lesson, teaching
 from memory import MemoryConfig
 from tests.test_app import lab_env, open_app  # noqa: F401 - lab_env is a fixture
 from tests.test_lesson import memories, side_tables
+from tests.test_room_erase import downloads  # noqa: F401 - a fixture
 
 pytestmark = [pytest.mark.app, pytest.mark.usefixtures("lab_env")]
 
@@ -80,3 +81,18 @@ def test_the_markdown_summary_holds_the_settings_counts_and_both_lists(make_mana
     for hit in result.governed + result.blind:
         assert hit.record.content in text
     assert f"| {len(result.blind)} | {len(result.governed)} |" in text
+
+
+def test_the_markdown_export_holds_the_pinned_comparison(downloads):  # noqa: F811 - the fixture
+    """Issue 25, item 4: with A pinned, the slides' Markdown carries the A/B table and A's governed list too."""
+    at = open_app()
+    at.button(key="ab.pin").click().run()
+    at.sidebar.slider(key="threshold").set_value(0.5).run()
+    assert not at.exception
+    exported = [data.decode("utf-8") for name, data in downloads.items() if name.endswith(".md")]
+    assert exported, list(downloads)
+    text = exported[-1]
+    assert "## A / B" in text or f"## {teaching.t('ab.title')}" in text, text[-800:]
+    assert "| 0.3 | 0.5 |" in text, text[-800:]
+    shown = ab_table(at)
+    assert str(shown.loc[shown.index[0], "A"]) in text
