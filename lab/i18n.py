@@ -441,6 +441,14 @@ TEXT: dict[str, dict[str, str]] = {
                         "zh": "LoCoMo 样例不在 {path}；讲师可以通过数据集文件夹（MEMORY_DATASETS_DIR）提供 LoCoMo 文件。"},
     "study.folder_error": {"en": "The datasets folder ({env}) cannot be listed: {error}. Its files are not offered.",
                            "zh": "无法列出数据集文件夹（{env}）：{error}。其中的文件不会列出。"},
+    "study.own": {"en": "Your own dataset (LoCoMo or scenario JSON)", "zh": "你自己的数据集（LoCoMo 或场景 JSON）"},
+    "study.own_help": {
+        "en": "A LoCoMo-format file (such as locomo10.json) or a scenario file of your own, within the lab's upload "
+              "limit; the study below then runs on it. Nothing of it is stored in any lab.",
+        "zh": "LoCoMo 格式的文件（如 locomo10.json）或你自己的场景文件，大小在本实验的上传上限之内；下面的研究就在它上面运行。"
+              "它不会存入任何实验。",
+    },
+    "study.own_option": {"en": "your file: {name}", "zh": "你的文件：{name}"},
     "study.uploaded": {"en": "uploaded scenario: {name}", "zh": "上传的场景：{name}"},
     "study.mode": {"en": "Retrieval mode", "zh": "检索模式"},
     "study.mode_help": {"en": "dense: cosine of the embedder. lexical: BM25 relative to the best match. hybrid: "

@@ -213,7 +213,8 @@ def test_missing_sample_is_noted(monkeypatch, tmp_path):
 
     monkeypatch.setattr(lab, "LOCOMO_SAMPLE", tmp_path / "nowhere" / "locomo-sample.json")
     at = open_app(PAGE, embedder="lexical")
-    assert "not at" in texts(at.info) and "nowhere" in texts(at.info)
+    assert "not at" in texts(at.info) and "locomo-sample.json" in texts(at.info)
+    assert str(tmp_path) not in texts(at.info), "the notice names the file, never the server's folder"
     assert "locomo-sample" not in at.selectbox(key="dataset").options
 
 
@@ -231,3 +232,32 @@ def test_bad_dataset_file_shows_a_message(tmp_path, monkeypatch):
     bad.unlink()
     at.run()
     assert not at.exception and at.selectbox(key="dataset").value != "bad.json"
+
+
+def test_a_participant_brings_a_locomo_file_and_studies_it(monkeypatch):
+    """Issue 25, item 9: step 7 answers "which threshold for my data" for a participant's own LoCoMo-format file
+    (the page's uploader, within the upload cap): the study runs on it and shows run_study's recommended point."""
+    sample = require_locomo()
+    with open(sample, "rb") as handle:
+        raw = handle.read()
+    at = open_app(PAGE, embedder="lexical", mode="lexical")
+    at.file_uploader(key="study.own").set_value(("my-locomo.json", raw, "application/json")).run()
+    assert not at.exception
+    assert at.selectbox(key="dataset").value == "own-file"
+    assert int(metric(at, "Questions")) == 304
+    at.button(key="study.run").click().run()
+    assert not at.exception
+    assert _shown_point(at) == _point(run_study(f"locomo:{sample}", mode="lexical"))
+
+
+def test_a_bad_or_oversized_own_file_is_one_line_naming_it(monkeypatch):
+    at = open_app(PAGE, embedder="lexical")
+    bad = b'[{"sample_id": "s1", "conversation": {}, "qa": []}]'
+    at.file_uploader(key="study.own").set_value(("broken.json", bad, "application/json")).run()
+    assert not at.exception
+    assert "broken.json" in texts(at.error) and "session_" in texts(at.error)
+    assert not at.get("plotly_chart")
+    monkeypatch.setenv("MEMORY_MAX_FILE_MB", "0.01")
+    at.file_uploader(key="study.own").set_value(("big.json", b" " * 20_000 + bad, "application/json")).run()
+    assert not at.exception and "big.json" in texts(at.error)
+    assert not at.get("plotly_chart")

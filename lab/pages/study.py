@@ -43,6 +43,8 @@ PAGE = "study"
 SAMPLE = "locomo-sample"
 UPLOADED = "uploaded-scenario"
 UPLOAD_PREFIX = "upload:"
+OWN = "own-file"  # the dataset option of a file the participant uploads on this page (LoCoMo or scenario JSON)
+OWN_KEY = f"{PAGE}.own"
 RESULTS = f"{PAGE}.results"
 # (No bare string literals at module level in pages: Streamlit's "magic" would draw them.)
 KEPT_RESULTS = 8  # study results a session keeps (one per request: dataset, unit, mode, ranges, rule, budget)
@@ -193,6 +195,37 @@ def _folder_names() -> tuple[Path | None, list[str]]:
         return folder, []
 
 
+def _own_changed() -> None:
+    """on_change of the page's uploader: a new file becomes the dataset studied; a removed one gives the choice back."""
+    if st.session_state.get(OWN_KEY) is not None:
+        st.session_state["dataset"] = OWN
+    elif st.session_state.get("dataset") == OWN:
+        del st.session_state["dataset"]
+
+
+def _own_dataset(own) -> _Picked | None:
+    """A participant's own dataset file (LoCoMo or scenario JSON) from the page's uploader, within the lab's upload cap
+    (MEMORY_MAX_FILE_MB and server.maxUploadSize); None with a one-line message naming the file when it is over the cap
+    or malformed. Named by its file name alone."""
+    try:
+        too_big = state.oversized(own)
+    except MemoryLabError as exc:
+        st.error(t("study.data_error", error=exc))
+        return None
+    if too_big:
+        st.error(too_big)
+        return None
+    raw = own.getvalue()
+    locomo = is_locomo(raw)
+    name = Path(own.name).name
+    try:  # parsed here once, so a malformed file is a message on this run, not an error inside the study
+        parse_locomo(raw, source=name) if locomo else parse_scenario(raw, source=name)
+    except MemoryLabError as exc:
+        st.error(t("study.data_error", error=exc))
+        return None
+    return _Picked((LOCOMO_PREFIX if locomo else "") + name, quick=False, digest=hashlib.sha1(raw).hexdigest(), raw=raw)
+
+
 def _pick_dataset(current: state.Settings) -> _Picked | None:
     """What to study, chosen by name: a shipped scenario, the sidebar's uploaded scenario, the LoCoMo sample or a
     file of the instructor's datasets folder. The file is read once, size-capped (memory.core.safefile); None with a
@@ -200,15 +233,20 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
     shipped = shipped_scenarios()
     uploaded = current.scenario_key.startswith(state.UPLOAD_PREFIX)
     folder, names = _folder_names()
-    options = [*shipped, *([UPLOADED] if uploaded else []), *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), *names]
-    default = current.scenario_key if current.scenario_key in shipped else (
+    own = st.file_uploader(t("study.own"), type=["json"], key=OWN_KEY, help=t("study.own_help"), on_change=_own_changed)
+    options = [*([OWN] if own is not None else []), *shipped, *([UPLOADED] if uploaded else []),
+               *([SAMPLE] if LOCOMO_SAMPLE.is_file() else []), *names]
+    default = OWN if own is not None else current.scenario_key if current.scenario_key in shipped else (
         UPLOADED if uploaded else state.DEFAULT_SCENARIO)
+    names_of = {UPLOADED: t_raw("study.uploaded", name=current.scenario.name),
+                OWN: t_raw("study.own_option", name=own.name if own is not None else "")}
     choice = st.selectbox(t("study.dataset"), options, key="dataset", bind="query-params",  # options: plain text
                           index=options.index(default) if default in options else 0, help=t("study.dataset_help"),
-                          format_func=lambda o: t_raw("study.uploaded", name=current.scenario.name)
-                          if o == UPLOADED else o)
+                          format_func=lambda o: names_of.get(o, o))
     if not LOCOMO_SAMPLE.is_file():
-        st.info(t("study.no_sample", path=str(LOCOMO_SAMPLE)))
+        st.info(t("study.no_sample", path=LOCOMO_SAMPLE.name))  # the file's name, never the server's folder
+    if choice == OWN and own is not None:
+        return _own_dataset(own)
     if choice == UPLOADED:
         key = current.scenario_key
         return _Picked(UPLOAD_PREFIX + key, quick=False, digest=key[len(state.UPLOAD_PREFIX):],
