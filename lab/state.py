@@ -378,6 +378,7 @@ def render_sidebar() -> Settings:
     # Bound selectboxes keep the shown option in the URL, so options are plain codes (no format_func).
     asked = _link_values()
     lang = sidebar.selectbox("Language / 语言 (en, zh)", list(LANGUAGES), key="lang", bind="query-params")
+    sidebar.html(PROJECTOR_STYLE)
     sidebar.header(t("sidebar.title"))
     remapped = _apply_remap()
     if remapped:
@@ -434,6 +435,15 @@ UPLOADER_STYLE = """<style>
 </style>"""
 """Streamlit words its uploader's button and size note in English whatever the page's language: in another
 language the lab draws them in that language instead (the text stays in the DOM, at size 0)."""
+
+
+PROJECTOR_STYLE = """<style>
+@media (max-width: 1280px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+}
+</style>"""
+"""On a projector's 1024x768 (and any window up to 1280 px) Streamlit's wide layout keeps about 5rem of margin on each
+side of the page: the lab gives that room to the tables, so the columns a lesson line points at fit the first screen."""
 
 
 def _uploader_words(lang: str) -> None:

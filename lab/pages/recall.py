@@ -14,6 +14,12 @@ from lab.safe import for_plotly, plain
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 TEXT = st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)
+CANDIDATE_TEXT = st.column_config.TextColumn(width=160, pinned=True)
+REASON = st.column_config.TextColumn(width=205)
+STAGE = st.column_config.TextColumn(width="small")
+NARROW_NUMBER = st.column_config.NumberColumn(format="%.2f", width="small")
+CANDIDATE_ORDER = ("content", "stage", "reason", "similarity", "recency", "score", "pollution", "id", "importance",
+                   "similarity_part", "recency_part", "importance_part", "tokens", "in_blind", "memory_id")
 # The blind and governed lists: static tables whose cells wrap (readable at 1024x768 on a projector).
 SIDE_COLUMNS = ("content", "similarity", "score", "pollution")
 
@@ -62,8 +68,12 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
                  decay=config.decay_rate))
     numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
     shown = frame.assign(stage=frame["stage"].map(lambda s: t(f"stage.{s}")), pollution=frame["pollution"].map(kinds_label))
-    st.dataframe(shown, hide_index=True,
-                 column_config=headers(shown.columns, {"content": TEXT} | {name: NUMBER for name in numbers}))
+    # At 1024x768 with the sidebar open the table is about 560 px wide: what the lesson's lines point at (the stage and
+    # its reason, then similarity, recency and score) comes first and narrow; the other columns follow.
+    st.dataframe(shown, hide_index=True, column_order=[c for c in CANDIDATE_ORDER if c in shown.columns],
+                 column_config=headers(shown.columns, {"content": CANDIDATE_TEXT, "stage": STAGE, "reason": REASON}
+                                       | {name: NARROW_NUMBER if name in ("similarity", "recency", "score") else NUMBER
+                                          for name in numbers}))
 
 
 def _render_context(lab: engine.Lab, result, config) -> None:
