@@ -3,10 +3,11 @@
 * The embedder is a process-wide ``st.cache_resource`` (MiniLM loads once per process).
 * Each browser's lab (lab/rooms.py; the browser is known by a cookie, so a reload finds its lab) has
   its own folder under the store location (``StoreLocation.from_env()``: ``./.memory-data`` or
-  ``MEMORY_DATA_DIR``; a Chroma server when ``MEMORY_CHROMA_HOST`` is set) and one workspace at a time for
-  the sidebar's scenario, model and write path. Switching any of them, or pressing "reset lab", releases
-  the old workspace (collection and text file dropped), so a lab's folder holds exactly its live
-  workspace and the erasure page's disk scan sees only that lab. Idle labs, and the least recently
+  ``MEMORY_DATA_DIR``; a Chroma server when ``MEMORY_CHROMA_HOST`` is set) and one workspace per scenario
+  language at a time for the sidebar's scenario, model and write path. Switching any of them within a language
+  releases that language's old workspace (collection and text file dropped); switching the language keeps the other
+  language's workspace, whose users and texts are another scenario's, so the erasure page's disk scan of the folder
+  still finds only what the erased user left. "Reset lab" releases everything. Idle labs, and the least recently
   used past the room's cap, are released with their folder and Chroma client.
 * A lab of a shipped scenario starts from the process's starting state for its scenario, model and write path
   (:func:`bases`, :func:`memory.restore`): the scenario goes through the write path once per process, and every

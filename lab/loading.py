@@ -261,11 +261,6 @@ class Bases:
         with self._lock:
             return self._bases.get(key)
 
-    def clear(self) -> None:
-        """Forget every base (tests)."""
-        with self._lock:
-            self._bases.clear()
-
 
 def build_base(embedder: Embedder, write_path: str, messages: Sequence[Message], *, config: MemoryConfig,
                token_counter: Callable[[str], int] | None = None, progress: Progress | None = None) -> Snapshot:

@@ -7,7 +7,7 @@ text-store row in one transaction, so the copy is the source's state (records, v
 without extracting, judging or embedding anything again.
 
 The lab builds its starting state (a shipped scenario, a model, a write path) once per server process and starts
-every participant's lab from it (``lab.base``): a room of 30 arrivals then costs 30 copies, not 30 ingests. A
+every participant's lab from it (``lab.engine.bases``): a room of 30 arrivals then costs 30 copies, not 30 ingests. A
 snapshot is read-only (its arrays are frozen), so labs share it safely; a lab's own writes and erasures go to its
 own workspace only. The audit trail is not copied: the copy's trail starts with one ``restore`` entry.
 """
@@ -15,12 +15,15 @@ own workspace only. The audit trail is not copied: the copy's trail starts with 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory.core.errors import InputError
 from memory.core.schema import MemoryRecord
+
+if TYPE_CHECKING:
+    from memory.runtime.manager import MemoryManager
 
 COPIED_TABLES = ("window", "summaries", "ingested", "decisions")
 """Text-store tables a snapshot carries row for row (records and vectors go through the store's own writes)."""
@@ -49,7 +52,7 @@ class Snapshot:
         return {"records": len(self.records), **{name: len(rows) for name, rows in self.tables.items()}}
 
 
-def snapshot(manager: Any) -> Snapshot:
+def snapshot(manager: MemoryManager) -> Snapshot:
     """Everything ``manager``'s workspace holds of its owners (taken under its write lock: no write falls between two
     reads)."""
     store = manager.store
@@ -69,7 +72,7 @@ def snapshot(manager: Any) -> Snapshot:
     return Snapshot(store.embedder_name, store.dim, tuple(records), vectors, tables)
 
 
-def restore(manager: Any, snap: Snapshot, *, actor: str = "system") -> dict[str, int]:
+def restore(manager: MemoryManager, snap: Snapshot, *, actor: str = "system") -> dict[str, int]:
     """Write ``snap`` into ``manager``'s workspace, which must be empty and use the snapshot's embedder; what was
     written (records and rows per table). Vectors first (idempotent upserts), then every text-store row in one
     transaction: a failure leaves no readable half (a vector without its row is invisible to every read)."""
