@@ -25,7 +25,7 @@ class PageSpec:
     url_path: str
     """The page's URL path; never the file stem."""
     title_key: str
-    """i18n key of the page title (lab/i18n.py)."""
+    """i18n key of the page title (lab/locales/<lang>.json)."""
     icon: str
     """A Material icon name, ``:material/...:``."""
     has_chart: bool = False

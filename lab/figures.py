@@ -38,7 +38,7 @@ WORDS: dict[str, dict[str, str]] = {
     "score_distributions": {"relevant": "study.relevant", "irrelevant": "study.irrelevant", "score": "fig.similarity",
                             "threshold": "knob.threshold"},
 }
-"""The words of each figure (its ``text`` keys) as i18n keys of lab/i18n.py: ``words(name, t)`` is the ``text``."""
+"""The words of each figure (its ``text`` keys) as i18n keys of the catalogue (lab/locales/<lang>.json): ``words(name, t)`` is the ``text``."""
 
 
 def words(figure: str, say: Callable[[str], str], **keys: str) -> dict[str, str]:

@@ -47,7 +47,7 @@ ERASED_USER = {"en": "globex/carol", "zh": "globex/chenjing"}
 
 @dataclass(frozen=True)
 class Step:
-    """One click of the lesson: ``lesson.<key>.title`` and ``lesson.<key>.look`` in lab/i18n.py."""
+    """One click of the lesson: ``lesson.<key>.title`` and ``lesson.<key>.look`` in lab/locales/<lang>.json."""
 
     key: str
     page: str

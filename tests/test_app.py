@@ -365,6 +365,29 @@ def test_every_text_exists_in_both_languages():
         assert spec.title_key in i18n.TEXT
 
 
+def test_the_catalogue_is_one_file_per_language_and_a_missing_key_is_refused(tmp_path):
+    """lab/locales/<lang>.json hold the catalogue (issue 25): a file that lacks a key the other has is refused, naming
+    the file and the key, and so is a text that is not a string."""
+    import json
+
+    assert (i18n.LOCALES / "en.json").is_file() and (i18n.LOCALES / "zh.json").is_file()
+    assert i18n.load_catalogue() == i18n.TEXT
+    for lang in i18n.LANGUAGES:
+        texts = json.loads((i18n.LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
+        assert list(texts) == list(i18n.TEXT), lang
+    en = json.loads((i18n.LOCALES / "en.json").read_text(encoding="utf-8"))
+    zh = json.loads((i18n.LOCALES / "zh.json").read_text(encoding="utf-8"))
+    del zh["recall.title"]
+    (tmp_path / "en.json").write_text(json.dumps(en), encoding="utf-8")
+    (tmp_path / "zh.json").write_text(json.dumps(zh, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"locales/zh.json lacks 1 key\(s\): recall.title"):
+        i18n.load_catalogue(tmp_path)
+    zh["recall.title"] = 3
+    (tmp_path / "zh.json").write_text(json.dumps(zh, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match="not text: recall.title"):
+        i18n.load_catalogue(tmp_path)
+
+
 def test_language_switch():
     at = open_app(embedder="lexical", lang="zh")
     assert at.title[0].value == i18n.TEXT["recall.title"]["zh"]
