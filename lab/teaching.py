@@ -35,10 +35,11 @@ def _unpin() -> None:
     st.session_state.pop(PIN_KEY, None)
 
 
-def render_ab(candidates, config: MemoryConfig, kinds: KindsOf) -> None:
-    """Pin the current settings as A; once pinned, A and the current settings (B) side by side."""
+def render_ab(compared: tuple[pd.DataFrame, RecallResult] | None, config: MemoryConfig, b: RecallResult,
+              kinds: KindsOf) -> None:
+    """Pin the current settings as A; once pinned (``compared``: :func:`pinned_comparison`), A and the current settings
+    (B, whose result is ``b``) side by side."""
     st.subheader(t("ab.title"))
-    compared = pinned_comparison(candidates, config, kinds)
     left, right = st.columns(2)
     left.button(t("ab.pin"), key="ab.pin", on_click=_pin, args=(config.to_dict(),), icon=":material/push_pin:",
                 width="stretch")
@@ -47,7 +48,6 @@ def render_ab(candidates, config: MemoryConfig, kinds: KindsOf) -> None:
         return
     right.button(t("ab.unpin"), key="ab.unpin", on_click=_unpin, icon=":material/close:", width="stretch")
     table, a = compared
-    b = govern(candidates, config, token_counter=cached_count_tokens)
     st.table(table)
     columns = st.columns(2)
     for column, name, result in ((columns[0], "A", a), (columns[1], "B", b)):
@@ -138,14 +138,15 @@ def candidate_csv(candidates: pd.DataFrame) -> bytes:
     return csv_bytes(candidates)
 
 
-def pinned_comparison(candidates, config: MemoryConfig, kinds: KindsOf) -> tuple[pd.DataFrame, RecallResult] | None:
-    """The A/B table of the pinned settings (A) against ``config`` (B) and A's result, or None when nothing is pinned."""
+def pinned_comparison(candidates, config: MemoryConfig, b: RecallResult,
+                      kinds: KindsOf) -> tuple[pd.DataFrame, RecallResult] | None:
+    """The A/B table of the pinned settings (A) against ``config`` (B, whose result over ``candidates`` is ``b``) and
+    A's result, or None when nothing is pinned. Computed once per run: the A/B section and the export both show it."""
     pinned = st.session_state.get(PIN_KEY)
     if pinned is None:
         return None
     a_config = MemoryConfig().replace(**pinned)
     a = govern(candidates, a_config, token_counter=cached_count_tokens)
-    b = govern(candidates, config, token_counter=cached_count_tokens)
     return ab_frame(a_config, a, config, b, kinds), a
 
 

@@ -227,6 +227,21 @@ def test_the_chinese_lesson_runs_on_workshop_zh_and_each_claim_holds():
     assert len(side_tables(at, "zh")[1]) <= 3
 
 
+def inject_each_kind_in_chinese(at) -> None:
+    """On the Chinese pollution page: inject each kind in turn; after each, governed recall is less polluted than blind
+    (or both are clean), or the page says why on the spot."""
+    label = lambda key: i18n.TEXT[key]["zh"]  # noqa: E731
+    shown = []
+    for kind in ("noise", "private", "stale", "contradiction", "erased"):
+        at.button(key=f"pollution.inject.{kind}").click().run()
+        assert not at.exception
+        after = lambda name: int([m.value for m in at.metric if m.label == name][-1].split("/")[0])  # noqa: E731
+        blind, governed = after(label("pollution.m_blind")), after(label("pollution.m_governed"))
+        warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
+        shown.append((kind, blind, governed, warned))
+        assert governed < blind or governed == blind == 0 or warned, shown
+
+
 def test_every_lesson_step_that_names_a_model_names_its_threshold_on_that_models_scale():
     """A step's page reads its threshold on the step's scale without a re-map, so a step that names e5 and leaves the
     threshold to the sidebar's default (MiniLM's 0.30) would judge e5's similarities on MiniLM's scale (the Chinese
@@ -251,32 +266,13 @@ def test_the_chinese_lesson_step_5_after_each_injection_keeps_governed_cleaner_t
     assert not at.exception
     assert title(at) == i18n.TEXT["pollution.title"]["zh"]
     assert at.sidebar.slider(key="threshold").value == config_for("e5", language="zh").threshold
-    label = lambda key: i18n.TEXT[key]["zh"]  # noqa: E731
-    shown = []
-    for kind in ("noise", "private", "stale", "contradiction", "erased"):
-        at.button(key=f"pollution.inject.{kind}").click().run()
-        assert not at.exception
-        after = lambda name: int([m.value for m in at.metric if m.label == name][-1].split("/")[0])  # noqa: E731
-        blind, governed = after(label("pollution.m_blind")), after(label("pollution.m_governed"))
-        warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
-        shown.append((kind, blind, governed, warned))
-        assert governed < blind or governed == blind == 0 or warned, shown
+    inject_each_kind_in_chinese(at)
 
 
 def test_after_each_injection_in_chinese_governed_is_never_more_polluted_or_the_page_says_why():
     at = open_app("lab/pages/pollution.py", lang="zh")
     assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"
-    label = lambda key: i18n.TEXT[key]["zh"]  # noqa: E731
-    shown = []
-    for kind in ("noise", "private", "stale", "contradiction", "erased"):
-        at.button(key=f"pollution.inject.{kind}").click().run()
-        assert not at.exception
-        after = lambda name: int([m.value for m in at.metric if m.label == name][-1].split("/")[0])  # noqa: E731
-        blind = after(label("pollution.m_blind"))
-        governed = after(label("pollution.m_governed"))
-        warned = any(w.value.startswith(label("why.worse").split("：")[0]) for w in at.warning)
-        shown.append((kind, blind, governed, warned))
-        assert governed < blind or governed == blind == 0 or warned, shown
+    inject_each_kind_in_chinese(at)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

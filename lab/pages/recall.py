@@ -107,14 +107,14 @@ def main() -> None:
         _render_side(t("recall.governed"), t("recall.governed_caption"), result.governed, kinds)
     _render_candidates(result, kinds, config, state.settings().embedder)
     _render_context(lab, result, config)
-    teaching.render_ab(lab.candidates(owner, choice.text, choice.as_of), config, kinds)
+    compared = teaching.pinned_comparison(lab.candidates(owner, choice.text, choice.as_of), config, result, kinds)
+    teaching.render_ab(compared, config, result, kinds)
     teaching.render_add(lab, owner, state.owner_label(*owner))
-    pool = lab.candidates(owner, choice.text, choice.as_of)
     teaching.render_export(result, kinds, candidates=views.candidate_frame(result, kinds, explain=explain_drop),
                            summary=lambda: teaching.summary_markdown(
                                query=choice.text, user=state.owner_label(*owner), embedder=lab.settings.embedder,
                                write_path=lab.settings.write_path, config=config, result=result, kinds=kinds,
-                               pinned=teaching.pinned_comparison(pool, config, kinds)))
+                               pinned=compared))
 
 
 main()

@@ -205,8 +205,8 @@ def _own_changed() -> None:
 
 def _own_dataset(own) -> _Picked | None:
     """A participant's own dataset file (LoCoMo or scenario JSON) from the page's uploader, within the lab's upload cap
-    (MEMORY_MAX_FILE_MB and server.maxUploadSize); None with a one-line message naming the file when it is over the cap
-    or malformed. Named by its file name alone."""
+    (MEMORY_MAX_FILE_MB and server.maxUploadSize); None with a one-line message naming the file when it is over the cap.
+    Named by its file name alone; a malformed file is named with its item and field where the study reads it."""
     try:
         too_big = state.oversized(own)
     except MemoryLabError as exc:
@@ -215,15 +215,9 @@ def _own_dataset(own) -> _Picked | None:
     if too_big:
         st.error(too_big)
         return None
-    raw = own.getvalue()
-    locomo = is_locomo(raw)
-    name = Path(own.name).name
-    try:  # parsed here once, so a malformed file is a message on this run, not an error inside the study
-        parse_locomo(raw, source=name) if locomo else parse_scenario(raw, source=name)
-    except MemoryLabError as exc:
-        st.error(t("study.data_error", error=exc))
-        return None
-    return _Picked((LOCOMO_PREFIX if locomo else "") + name, quick=False, digest=hashlib.sha1(raw).hexdigest(), raw=raw)
+    raw = own.getvalue()  # parsed once per file and unit by the page's dataset cache, which names a malformed one
+    spec = (LOCOMO_PREFIX if is_locomo(raw) else "") + Path(own.name).name
+    return _Picked(spec, quick=False, digest=hashlib.sha1(raw).hexdigest(), raw=raw)
 
 
 def _pick_dataset(current: state.Settings) -> _Picked | None:
