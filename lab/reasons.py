@@ -40,6 +40,14 @@ ZH_TEMPLATES: dict[str, str] = {
     "duplicate.same_specifics": "换了说法，名称和数值（{values}）相同，也没有任何区别：是复述，新事实不再重复存储。",
     "duplicate.same_values": "措辞不同、取值相同（{values}）、话题相同：是复述，已存事实得到加强。",
     "bounded.read_prefix": "只从全部 {total_chars} 个字符中的前 {read_chars} 个提取事实（上限 {read_limit}）{skipped}；整条消息已作为原始记录保存。",
+    "model.same_fact": "模型（{model}）判定新的说法是已存事实的复述：不再存储新内容。",
+    "model.value_changed": "模型（{model}）判定同一事物有了新的取值：旧事实被停用，由新事实取代。",
+    "model.state_ended": "模型（{model}）判定已存事实描述的状态已经结束或不再成立：旧事实被停用，由新事实取代。",
+    "model.different_condition": "模型（{model}）判定两条在各自的条件下都成立：两条都保留。",
+    "model.added_value": "模型（{model}）判定新的说法在已存事实之外又添了一个取值：两条都保留。",
+    "model.different_subject": "模型（{model}）判定两条说的是不同的人或事物：一条独立的事实。",
+    "model.unrelated": "模型（{model}）判定两条互不相关：一条独立的事实。",
+    "model.fallback": "模型（{model}）没有给出可用的判定（{cause}），改由后备判定器决定：{fallback_text}",
     "legacy": "{text}",
 }
 """The Chinese sentence of every code of :data:`memory.core.reasons.CODES`."""

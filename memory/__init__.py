@@ -40,11 +40,12 @@ from memory.runtime.snapshot import Snapshot, restore, snapshot
 from memory.store.chroma import MemoryStore, StoreLocation, release_client
 from memory.store.heap import return_freed_memory
 from memory.write.adjudicate import Judge, judge_reason
+from memory.write.chat_judge import ChatJudge
 from memory.write.extract import extract
 from memory.write.ingest import Ingestor, LogEntry
 
 __all__ = [
-    "Candidates", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
+    "Candidates", "ChatJudge", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
     "Embedder", "EmbedderError", "EraseReport", "ErasedError", "Hit", "IdentifierError", "Ingestor", "InputError",
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",

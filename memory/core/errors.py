@@ -12,7 +12,8 @@ class MemoryLabError(Exception):
 
 
 class ConfigError(MemoryLabError, ValueError):
-    """A MemoryConfig field is out of range or of the wrong type."""
+    """A MemoryConfig field, or another component's setting (a judge's URL, model or timeout), is out of range or of
+    the wrong type."""
 
 
 class IdentifierError(MemoryLabError, ValueError):

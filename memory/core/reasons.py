@@ -61,12 +61,31 @@ EN: dict[str, str] = {
     "bounded.read_prefix": "Facts were read from the first {read_chars} of {total_chars} characters "
                            "(read_chars={read_limit}){skipped}; the whole turn is stored as a raw record.",
     "plain.bands": "The plain two-band rule at similarity {similarity}: {verdict} (a judge for comparisons).",
+    "model.same_fact": "The model ({model}) judged the new statement a restatement of the stored fact: nothing new "
+                       "is stored.",
+    "model.value_changed": "The model ({model}) judged that the same thing now has another value: the old fact is "
+                           "retired and superseded by the new one.",
+    "model.state_ended": "The model ({model}) judged that what the stored fact describes has ended or no longer "
+                         "holds: the old fact is retired and superseded.",
+    "model.different_condition": "The model ({model}) judged that both hold, each under its own condition: both "
+                                 "are kept.",
+    "model.added_value": "The model ({model}) judged that the new statement adds a value beside the stored one: "
+                         "both are kept.",
+    "model.different_subject": "The model ({model}) judged that the two statements are about different people or "
+                               "things: an independent fact.",
+    "model.unrelated": "The model ({model}) judged the two statements unrelated: an independent fact.",
+    "model.fallback": "The model ({model}) gave no usable verdict ({cause}), so the fallback judge decided: "
+                      "{fallback_text}",
     "legacy": "{text}",
 }
 """Every reason code and its English sentence (``str.format`` fields are the code's parameters)."""
 
 CODES: tuple[str, ...] = tuple(EN)
 """Every code a decision can carry. ``legacy`` is a decision logged before codes existed (its ``text``)."""
+
+FALLBACK_PREFIX = "fallback."
+"""``model.fallback`` keeps the fallback judge's own reason: its code (``fallback_code``), its English sentence
+(``fallback_text``, for a reader of the log) and its parameters under this prefix, so every language renders it."""
 
 
 
@@ -138,6 +157,10 @@ def render_reason(reason: Reason, lang: Language) -> str:
         p["overlap"] = f"{float(p['overlap']):.0%}"
     if "long_clauses" in p:
         p["skipped"] = lang.skipped.format(n=p["long_clauses"]) if p["long_clauses"] else ""
+    code = p.get("fallback_code")
+    if isinstance(code, str) and code in lang.templates:  # model.fallback: the judge that stood in, in this language
+        inner = {k.removeprefix(FALLBACK_PREFIX): v for k, v in p.items() if k.startswith(FALLBACK_PREFIX)}
+        p["fallback_text"] = render_reason(Reason(code, inner), lang)
     text = lang.templates[reason.code].format(**p)
     if reason.plain is not None:
         text += lang.plain_suffix.format(similarity=reason.plain[0], verdict=reason.plain[1])

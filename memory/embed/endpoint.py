@@ -64,16 +64,16 @@ class EndpointEmbedder:
         self, *, base_url: str, model: str, api_key: str | None = None, batch_size: int = 64,
         timeout: float = 30.0, retries: int = 3, backoff: float = 0.5, dim: int | None = None,
     ) -> None:
-        self.base_url = _check_url(base_url, "base_url")
-        self.model = _check_model(model, "model")
-        self._api_key = _check_api_key(api_key)
-        self.batch_size = _check_int(batch_size, "batch_size", minimum=1)
-        self.timeout = _check_seconds(timeout, "timeout", positive=True)
-        self.retries = _check_int(retries, "retries", minimum=0)
-        self.backoff = _check_seconds(backoff, "backoff", positive=False)
+        self.base_url = check_url(base_url, "base_url")
+        self.model = check_model(model, "model")
+        self._api_key = check_api_key(api_key)
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self.timeout = check_seconds(timeout, "timeout", positive=True)
+        self.retries = check_int(retries, "retries", minimum=0)
+        self.backoff = check_seconds(backoff, "backoff", positive=False)
         self.url = self.base_url + "/embeddings"
         self.name = _endpoint_name(self.base_url, self.model)
-        self.dim = 0 if dim is None else _check_int(dim, "dim", minimum=1)
+        self.dim = 0 if dim is None else check_int(dim, "dim", minimum=1)
         if dim is None:
             self.dim = self._request([PROBE_TEXT], "the dimension probe").shape[1]
 
@@ -83,15 +83,15 @@ class EndpointEmbedder:
 
         The API key falls back to ``OPENAI_API_KEY`` because that is where most setups already keep it.
         """
-        url = _check_url(_required(environ, URL_ENV), URL_ENV)
-        model = _check_model(_required(environ, MODEL_ENV), MODEL_ENV)
+        url = check_url(required(environ, URL_ENV), URL_ENV)
+        model = check_model(required(environ, MODEL_ENV), MODEL_ENV)
         options: dict[str, Any] = {}
         if batch := environ.get(BATCH_ENV, "").strip():
             options["batch_size"] = _parse_int(batch, BATCH_ENV)
         if timeout := environ.get(TIMEOUT_ENV, "").strip():
-            options["timeout"] = _parse_seconds(timeout, TIMEOUT_ENV)
+            options["timeout"] = parse_seconds(timeout, TIMEOUT_ENV)
         key_variable = KEY_ENV if environ.get(KEY_ENV, "").strip() else FALLBACK_KEY_ENV
-        api_key = _check_api_key(environ.get(key_variable, "").strip() or None, key_variable)
+        api_key = check_api_key(environ.get(key_variable, "").strip() or None, key_variable)
         return cls(base_url=url, model=model, api_key=api_key, **options)
 
     def __repr__(self) -> str:
@@ -257,73 +257,80 @@ def _endpoint_name(base_url: str, model: str) -> str:
     return f"{readable}-{digest}"
 
 
-def _check_url(url: object, field: str) -> str:
+# The checks below are shared with the model-backed judge (memory.write.chat_judge), which raises its own error
+# class (``error``) and appends its own path: one set of rules for every OpenAI-compatible client here.
+
+
+def check_url(url: object, field: str, *, error: type[Exception] = EmbedderError, path: str = "/embeddings",
+              key_env: str = KEY_ENV) -> str:
     """An http(s) URL with a host and nothing after the path, without its trailing slash."""
     if not isinstance(url, str) or not url.strip():
-        raise EmbedderError(f"{field} must be an http:// or https:// URL, got {url!r}")
+        raise error(f"{field} must be an http:// or https:// URL, got {url!r}")
     url = url.strip().rstrip("/")
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 -- raises ValueError on a port that is not a number
     except ValueError:
-        raise EmbedderError(f"{field} is not a valid URL: {url!r}") from None
+        raise error(f"{field} is not a valid URL: {url!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EmbedderError(f"{field} must be an http:// or https:// URL with a host, got {url!r}")
+        raise error(f"{field} must be an http:// or https:// URL with a host, got {url!r}")
     if parts.username or parts.password:
-        raise EmbedderError(f"{field} must not hold credentials; pass the key as api_key / {KEY_ENV}")
+        raise error(f"{field} must not hold credentials; pass the key as api_key / {key_env}")
     if parts.query or parts.fragment:
-        raise EmbedderError(f"{field} must not have a query or fragment (/embeddings is appended), got {url!r}")
+        raise error(f"{field} must not have a query or fragment ({path} is appended), got {url!r}")
     return url
 
 
-def _check_model(model: object, field: str) -> str:
+def check_model(model: object, field: str, *, error: type[Exception] = EmbedderError) -> str:
     if not isinstance(model, str) or not model.strip():
-        raise EmbedderError(f"{field} must be a non-empty model name, got {model!r}")
+        raise error(f"{field} must be a non-empty model name, got {model!r}")
     return model.strip()
 
 
-def _check_api_key(api_key: object, field: str = "api_key") -> str | None:
+def check_api_key(api_key: object, field: str = "api_key", *, error: type[Exception] = EmbedderError) -> str | None:
     """None, or a key that fits in a header; the message never shows the key itself."""
     if api_key is None:
         return None
     if not isinstance(api_key, str) or not api_key or any(c.isspace() or not c.isprintable() for c in api_key):
-        raise EmbedderError(f"{field} must be a non-empty string without spaces or control characters")
+        raise error(f"{field} must be a non-empty string without spaces or control characters")
     return api_key
 
 
-def _check_int(value: object, field: str, *, minimum: int) -> int:
+def check_int(value: object, field: str, *, minimum: int, error: type[Exception] = EmbedderError) -> int:
     if type(value) is not int or value < minimum:
-        raise EmbedderError(f"{field} must be an integer >= {minimum}, got {value!r}")
+        raise error(f"{field} must be an integer >= {minimum}, got {value!r}")
     return value
 
 
-def _check_seconds(value: object, field: str, *, positive: bool) -> float:
+def check_seconds(value: object, field: str, *, positive: bool, error: type[Exception] = EmbedderError) -> float:
     if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
             or value < 0 or (positive and value == 0)):
         bound = "> 0" if positive else ">= 0"
-        raise EmbedderError(f"{field} must be a finite number of seconds {bound}, got {value!r}")
+        raise error(f"{field} must be a finite number of seconds {bound}, got {value!r}")
     return float(value)
 
 
-def _required(environ: Mapping[str, str], variable: str) -> str:
+def required(environ: Mapping[str, str], variable: str, *, what: str = "the endpoint embedder",
+             error: type[Exception] = EmbedderError) -> str:
     value = environ.get(variable, "").strip()
     if not value:
-        raise EmbedderError(f"{variable} is not set; it is required for the endpoint embedder")
+        raise error(f"{variable} is not set; it is required for {what}")
     return value
 
 
 def _parse_int(text: str, variable: str) -> int:
     try:
-        return _check_int(int(text), variable, minimum=1)
+        return check_int(int(text), variable, minimum=1)
     except ValueError:
         raise EmbedderError(f"{variable} must be an integer >= 1, got {text!r}") from None
 
 
-def _parse_seconds(text: str, variable: str) -> float:
+def parse_seconds(text: str, variable: str, *, error: type[Exception] = EmbedderError) -> float:
     try:
-        return _check_seconds(float(text), variable, positive=True)
+        seconds = float(text)
     except ValueError:
-        raise EmbedderError(f"{variable} must be a number of seconds > 0, got {text!r}") from None
+        raise error(f"{variable} must be a number of seconds > 0, got {text!r}") from None
+    return check_seconds(seconds, variable, positive=True, error=error)
 
 
 # --- a local model folder ------------------------------------------------------------
