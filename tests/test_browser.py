@@ -169,13 +169,19 @@ def _rerun(page, action) -> None:
     _wait_idle(page)
 
 
-def _check(page, name: str) -> None:
+def _check_drawn(page) -> None:
+    """No exception shown, and the shared sidebar is drawn with its sliders."""
     exceptions = page.locator("[data-testid='stException']")
     assert exceptions.count() == 0, exceptions.first.inner_text()
     sliders = page.locator("[data-testid='stSidebar'] [data-testid='stSlider']")
     with contextlib.suppress(PlaywrightTimeout):  # drawn by now; on a loaded machine, allow the browser a moment
         sliders.nth(3).wait_for(state="attached", timeout=20_000)
     assert sliders.count() >= 4, "the shared sidebar is missing"
+
+
+def _check(page, name: str) -> None:
+    """:func:`_check_drawn`, then a screenshot ``test-artifacts/screenshots/<name>.jpg``."""
+    _check_drawn(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.jpg"), full_page=True, type="jpeg", quality=85)  # a quarter of a PNG's time
 
@@ -225,13 +231,6 @@ def test_every_documented_link_opens_without_page_not_found(browser, server, lin
     _opens_without_page_not_found(browser, server + link)
 
 
-@pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_page_opens_by_url(page, server, spec):
-    _open(page, f"{server}/{spec.link}?embedder=lexical&threshold=0.3", chart=spec.has_chart)
-    assert page.get_by_text("Page not found").count() == 0
-    _check(page, f"{spec.url_path}-lexical")
-
-
 SCREEN = {"width": 1024, "height": 768}
 """A projector's screen: every page is checked at this viewport in both languages."""
 
@@ -264,7 +263,8 @@ def _shown_title(tab) -> str:
 def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
     """Each page with the default settings (a participant's first screen; lang=zh for Chinese) at 1024x768: drawn,
     its chart too, no exception, no "Page not found" at any point, its title in the page's language (in English this
-    is also the documented plain link of each page, :data:`PLAIN_LINKS`); then a full-page screenshot
+    is also the documented plain link of each page, :data:`PLAIN_LINKS`), the shared sidebar drawn with its sliders;
+    then a full-page screenshot
     test-artifacts/screenshots/<page>-<lang>-1024x768.png. In Chinese this is also each page's Chinese deep link:
     lang=zh re-maps the threshold to e5's Chinese scale on the first run, which takes a rerun, and that rerun must
     keep the linked page (app.py reruns after st.navigation), not fall back to the default one."""
@@ -272,8 +272,7 @@ def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
     tab = context.new_page()
     try:
         _open_watching(tab, f"{server}/{spec.link}" + ("?lang=zh" if lang == "zh" else ""), chart=spec.has_chart)
-        exceptions = tab.locator("[data-testid='stException']")
-        assert exceptions.count() == 0, exceptions.first.inner_text()
+        _check_drawn(tab)
         assert (tab.url.split("?")[0].rsplit("/", 1)[-1], _shown_title(tab)) == (spec.link, _title(spec, lang))
         _full_page_shot(tab, SHOTS / f"{spec.url_path}-{lang}-1024x768.png")
     finally:
