@@ -11,7 +11,7 @@ import streamlit as st
 
 from lab import PAGES, lesson, models
 from lab.i18n import t
-from lab.loading import FOREGROUND
+from lab.loading import FOREGROUND, STORE_FAULTS, store_fault_key
 from lab.state import render_sidebar, rerun_pending, widget_defaults
 
 st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
@@ -28,6 +28,9 @@ with FOREGROUND.running():  # background loads of other sessions give way while 
         if target := lesson.goto():  # a lesson step or a preset was clicked: its page
             st.switch_page(pages[target], query_params={})  # the bound widgets put their new values back in the URL
         lesson.render_banner(defaults)
-        navigation.run()
+        try:
+            navigation.run()
+        except STORE_FAULTS as exc:  # a full disk or a busy store: a banner, never a traceback or a freeze
+            st.error(t(store_fault_key(exc)), icon=":material/error:")
     finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
         models.start(settings.embedder)

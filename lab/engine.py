@@ -484,7 +484,8 @@ def _load_in_background(live: _Live, current: Settings, *, start: int = 0) -> No
         st.session_state[state.JOB_KEY] = live.job
     job = live.job
     if job.state == "failed":
-        st.error(t("engine.ingest_failed", name=scenario.name, error=job.error))
+        st.error(t("engine.ingest_failed", name=scenario.name,
+                   error=t(job.error_key) if job.error_key else job.error))
         if st.button(t("engine.retry"), key="engine.retry", icon=":material/refresh:"):
             live.job = None
             st.rerun()

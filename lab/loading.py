@@ -32,7 +32,7 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 import numpy as np
 
 from memory import (
-    Embedder, Ingestor, MemoryConfig, MemoryManager, Message, Snapshot, StoreLocation, dedupe, extract, judge_reason,
+    BusyError, DiskFullError, Embedder, Ingestor, MemoryConfig, MemoryManager, Message, Snapshot, StoreLocation, dedupe, extract, judge_reason,
     length_batches, snapshot, validate_text,
 )
 
@@ -275,6 +275,16 @@ def build_base(embedder: Embedder, write_path: str, messages: Sequence[Message],
         manager.drop()
 
 
+STORE_FAULTS = (DiskFullError, BusyError)
+"""Store faults a page words itself, as a banner (:func:`store_fault_key`): the library's messages name the server's
+folder, which a participant's page never shows."""
+
+
+def store_fault_key(exc: DiskFullError | BusyError) -> str:
+    """The catalogue key of a store fault's banner."""
+    return "disk.full" if isinstance(exc, DiskFullError) else "store.busy"
+
+
 @dataclass(eq=False)
 class IngestJob:
     """One background load of messages into one lab workspace."""
@@ -289,6 +299,9 @@ class IngestJob:
     """``queued`` until its thread runs, then ``running``, and at the end ``done``, ``cancelled`` or ``failed``."""
     error: str | None = None
     """The failure's message when ``state == "failed"``."""
+    error_key: str | None = None
+    """A catalogue key the page words the failure with instead (a full disk: the library's message names the
+    server's folder, which a participant's page never shows)."""
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -342,6 +355,7 @@ def start_job(manager: MemoryManager, ingestor: Ingestor | None, messages: Seque
         except Exception as exc:  # shown on the page; the workspace keeps the batches written before it
             log.exception("loading %d messages failed", job.total)
             job.error, end = str(exc) or type(exc).__name__, "failed"
+            job.error_key = store_fault_key(exc) if isinstance(exc, STORE_FAULTS) else None
         try:
             if on_finish:
                 on_finish(job, end)

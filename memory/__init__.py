@@ -14,8 +14,8 @@ import only downward, which ``tests/test_architecture.py`` checks.
 
 from memory.core.config import MemoryConfig
 from memory.core.errors import (
-    ConfigError, DataFileError, EmbedderError, ErasedError, IdentifierError, InputError, MemoryLabError,
-    TooManyMessagesError, WriteError,
+    BusyError, ConfigError, DataFileError, DiskFullError, EmbedderError, ErasedError, IdentifierError, InputError,
+    MemoryLabError, TooManyMessagesError, WriteError,
 )
 from memory.core.exports import csv_bytes, formula_safe, write_csv
 from memory.core.reasons import ENGLISH, Language, Reason, render_reason
@@ -45,7 +45,7 @@ from memory.write.extract import extract
 from memory.write.ingest import Ingestor, LogEntry
 
 __all__ = [
-    "Candidates", "ChatJudge", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
+    "BusyError", "Candidates", "ChatJudge", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "DiskFullError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
     "Embedder", "EmbedderError", "EraseReport", "ErasedError", "Hit", "IdentifierError", "Ingestor", "InputError",
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",

@@ -47,3 +47,20 @@ class ErasedError(MemoryLabError):
 
 class WriteError(MemoryLabError, RuntimeError):
     """A write failed after retries and was rolled back: nothing of it is stored, nothing of it is pending."""
+
+
+class DiskFullError(WriteError):
+    """The disk holding the data folder is full, or too full to take a write and keep the reserve that erasures need
+    (:mod:`memory.store.space`). Nothing of the refused write is stored; the store stays readable and erasable."""
+
+    def __init__(self, message: str, *, folder: str | None = None, free_bytes: int | None = None,
+                 needed_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder
+        self.free_bytes = free_bytes
+        self.needed_bytes = needed_bytes
+
+
+class BusyError(WriteError):
+    """A write or erasure waited longer than its bounded wait for the manager's write lock (another write held it);
+    nothing of it was done, and it can be tried again."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import threading
 import time
 import uuid
@@ -24,9 +25,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from memory.core.config import MemoryConfig
-from memory.core.errors import ErasedError, InputError, WriteError
+from memory.core.errors import BusyError, DiskFullError, ErasedError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
 from memory.store.journal import Plan
+from memory.store.space import check_space, estimate_bytes, full_message, is_disk_full
 from memory.runtime.recall import Candidates, govern
 from memory.core.schema import (
     Context, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, field_values, parse_time, validate_identifier,
@@ -49,6 +51,10 @@ raw Chroma's add at 1,024 and 2.8x at 4,096 (``python -m bench.bulk_write``)."""
 PLAN_CHARS = 2_000_000
 """...and at most this many characters of text, so a plan of long messages stays a few megabytes in the journal."""
 RETRIES = 3
+WRITE_WAIT_ENV = "MEMORY_WRITE_WAIT_S"
+DEFAULT_WRITE_WAIT_S = 120.0
+"""How long a write or an erasure waits for the manager's write lock (or for an erasure of its owner to report)
+before it gives up with :class:`~memory.core.errors.BusyError`: no caller waits without bound behind another."""
 """How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
 
@@ -137,6 +143,8 @@ class MemoryManager:
         self.token_counter = token_counter
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
+        self._cache_lock = threading.Lock()
+        """Guards the query cache alone, so a recall never waits behind a write for it."""
         self._epochs: dict[tuple[str, str], int] = {}
         self._verifying: dict[tuple[str, str], int] = {}
         """Owners whose erasure is being verified (how many erasures): their writes wait (:meth:`apply`)."""
@@ -235,18 +243,25 @@ class MemoryManager:
         return fresh
 
     @contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self, what: str = "the write") -> Iterator[None]:
         """Hold the manager's write lock: writes, lifecycle passes and erasures inside run one at a time.
 
         For code that reads records and writes them back (the lifecycle, the write path's adjudication):
-        an erasure cannot fall between the read and the write.
+        an erasure cannot fall between the read and the write. The wait for the lock is bounded
+        (:data:`WRITE_WAIT_ENV`): past it, :class:`~memory.core.errors.BusyError` and nothing done.
         """
-        with self._lock:
+        wait = write_wait_seconds()
+        if not self._lock.acquire(timeout=wait):
+            raise BusyError(f"{what} waited {wait:g} s for the store's write lock, which another write or erasure "
+                            "holds: nothing was done; try again")
+        try:
             yield
+        finally:
+            self._lock.release()
 
     def epochs(self, owners: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """Erase counters of some owners: capture them when work is accepted, pass them to :meth:`apply`."""
-        with self._lock:
+        with self.writing("accepting a write"):
             return {o: self._epochs.get(o, 0) for o in owners}
 
     def apply(self, plan: Plan, *, epochs: dict[tuple[str, str], int] | None = None) -> Plan:
@@ -255,23 +270,52 @@ class MemoryManager:
         Writes of an owner erased since ``epochs`` were captured are dropped: an erasure is a
         barrier, and what was accepted before it is not stored after it.
         """
-        with self._lock:
+        what = f"a write of {len(plan.ingested) // 2 or len(plan.add) + len(plan.update)} message(s)"
+        with self.writing(what):
+            deadline = time.monotonic() + write_wait_seconds()
             while self._verifying and set(plan.owners()) & set(self._verifying):
-                self._idle.wait()  # an erasure of one of these owners is being verified: let it report first
+                # an erasure of one of these owners is being verified: let it report first
+                if not self._idle.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise BusyError(f"{what} waited for an erasure of its user to finish verifying: nothing was "
+                                    "written; try again")
             if epochs:
                 erased = {o for o, e in epochs.items() if self._epochs.get(o, 0) != e}
                 if erased:
                     plan = plan.without(erased)
             if not (plan.add or plan.update or plan.window or plan.decisions or plan.ingested):
                 return plan
-            seq = self.store.texts.journal_put(plan.to_json())
+            folder = self.data_dir
+            check_space(folder, self._bytes_of(plan), what=f"{what} was refused, nothing of it stored")
+            try:
+                seq = self.store.texts.journal_put(plan.to_json())
+            except Exception as exc:
+                if is_disk_full(exc, folder):
+                    raise self._disk_full(folder, f"{what} was refused, nothing of it stored") from exc
+                raise
             try:
                 self._apply_journaled(seq, plan)
             except Exception as exc:
-                self._roll_back(seq, plan)
+                undone = self._roll_back(seq, plan)
+                if is_disk_full(exc, folder):
+                    undo = "rolled back" if undone else "rolled back on the vector side; its journal entry is dropped when space returns"
+                    raise self._disk_full(folder, f"{what} failed and was {undo}") from exc
                 raise WriteError(f"write of {len(plan.ingested)} message(s) failed and was rolled back: "
                                  f"{type(exc).__name__}: {exc}") from exc
             return plan
+
+    def _bytes_of(self, plan: Plan) -> int:
+        """What a plan may take on disk (:func:`memory.store.space.estimate_bytes`)."""
+        text = sum(len(r.content.encode("utf-8", "surrogatepass")) for r in (*plan.add, *plan.update)) + \
+            sum(len(m.content.encode("utf-8", "surrogatepass")) for m in plan.window)
+        owners = {(r.tenant_id, r.user_id) for r in plan.add}
+        new = sum(1 for owner in owners if self.store.collection_of(*owner) is None)
+        return estimate_bytes(text, len(plan.add), self.store.dim, new)
+
+    @staticmethod
+    def _disk_full(folder: Path | None, what: str) -> DiskFullError:
+        if folder is None:  # in memory: no disk of ours; the cause is chained
+            return DiskFullError(f"{what}: out of space")
+        return DiskFullError(full_message(folder, what=what), folder=str(folder))
 
     def _apply_journaled(self, seq: int, plan: Plan) -> None:
         """Apply a journaled plan: vectors (idempotent upserts), then every SQLite change and the journal's
@@ -294,14 +338,21 @@ class MemoryManager:
             if not texts.journal_done(seq):
                 raise _AlreadyCommitted(seq)
 
-    def _roll_back(self, seq: int, plan: Plan) -> None:
+    def _roll_back(self, seq: int, plan: Plan) -> bool:
         """Undo a plan whose apply failed: nothing of it was committed on the SQLite side (one transaction),
-        so remove the vectors it may have upserted and its journal row, which holds its text."""
+        so remove the vectors it may have upserted and its journal row, which holds its text. False when the
+        journal row could not be removed (a full disk): it stays pending, and :meth:`recover` finishes it later."""
         try:
             self.store.remove_vectors(plan.add)
         except Exception:  # noqa: BLE001 - the vector store is what failed; its orphans are invisible to reads
             pass
-        self.store.texts.journal_done(seq)
+        try:
+            self.store.texts.journal_done(seq)
+        except Exception as exc:
+            if is_disk_full(exc, self.data_dir):
+                return False
+            raise
+        return True
 
     def recover(self) -> int:
         """Roll forward every write plan a crashed writer left in the journal; returns how many.
@@ -309,7 +360,7 @@ class MemoryManager:
         Plans of a writer that is still running (another process on the same data folder) are left to it
         (:class:`memory.store.textstore.WriterLease`); a plan two recoverers race for is committed once.
         """
-        with self._lock:
+        with self.writing("recovering interrupted writes"):
             pending = self.store.texts.journal_orphans()
             for seq, data in pending:
                 self._apply_journaled(seq, Plan.from_json(data))
@@ -373,12 +424,12 @@ class MemoryManager:
     # --- read ---------------------------------------------------------------
     def embed_query(self, query: str) -> np.ndarray:
         """Embed a query once; repeated queries come from a small cache (erasure clears it)."""
-        with self._lock:
+        with self._cache_lock:
             if query in self._query_cache:
                 self._query_cache.move_to_end(query)
                 return self._query_cache[query]
         vec = self.embedder.embed([query])[0]
-        with self._lock:
+        with self._cache_lock:
             self._query_cache[query] = vec
             while len(self._query_cache) > _QUERY_CACHE_SIZE:
                 self._query_cache.popitem(last=False)
@@ -435,7 +486,7 @@ class MemoryManager:
         """Count a use of each hit's record and move its last access to ``at``."""
         hits = list(hits)
         owners = {(h.record.tenant_id, h.record.user_id) for h in hits}
-        with self._lock:
+        with self.writing("reinforcing recalled memories"):
             for tenant_id, user_id in owners:
                 ids = [h.record.memory_id for h in hits if (h.record.tenant_id, h.record.user_id) == (tenant_id, user_id)]
                 records = list(self.store.get(ids, tenant_id=tenant_id, user_id=user_id).values())
@@ -471,13 +522,16 @@ class MemoryManager:
 
         tenant_id, user_id = _check_owner(tenant_id, user_id)
         owner = (tenant_id, user_id)
-        with self._lock:
+        with self.writing(f"the erasure of {tenant_id}/{user_id}"):
             self._epochs[owner] = self._epochs.get(owner, 0) + 1
             self._verifying[owner] = self._verifying.get(owner, 0) + 1
             try:
                 erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
-            except BaseException:
+            except BaseException as exc:
                 self._done_verifying(owner)
+                if isinstance(exc, Exception) and is_disk_full(exc, self.data_dir):
+                    raise self._disk_full(self.data_dir, f"the erasure of {tenant_id}/{user_id} could not finish "
+                                          "(audit_user lists what is still stored)") from exc
                 raise
         try:  # other owners' writers go on; this owner's wait (apply) until the report is made
             return verify_deletion(self, erased, disk_scan=disk_scan)
@@ -501,13 +555,13 @@ class MemoryManager:
 
     def clear_caches(self) -> int:
         """Drop every cached query embedding; returns how many were dropped."""
-        with self._lock:
+        with self._cache_lock:
             n = len(self._query_cache)
             self._query_cache.clear()
             return n
 
     def cached_queries(self) -> list[str]:
-        with self._lock:
+        with self._cache_lock:
             return list(self._query_cache)
 
     def owners(self) -> list[tuple[str, str]]:
@@ -570,6 +624,20 @@ def plan_bounds(messages: Sequence[Message], batch_size: int | None) -> Iterator
                 end += 1
         yield start, end
         start = end
+
+
+def write_wait_seconds() -> float:
+    """The bounded wait for the write lock (:data:`WRITE_WAIT_ENV`, default :data:`DEFAULT_WRITE_WAIT_S`)."""
+    text = os.environ.get(WRITE_WAIT_ENV, "").strip()
+    if not text:
+        return DEFAULT_WRITE_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < math.inf:
+        raise InputError(f"{WRITE_WAIT_ENV} must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 0.05) -> None:

@@ -90,6 +90,10 @@ class StoreLocation:
     host: str | None = None
     port: int | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.data_dir, str):  # a folder given as text is a folder all the same
+            object.__setattr__(self, "data_dir", Path(self.data_dir))
+
     @classmethod
     def from_env(cls, data_dir: str | Path | None = None, *, in_memory: bool = False) -> "StoreLocation":
         """Server if MEMORY_CHROMA_HOST is set; else in memory, or the data folder

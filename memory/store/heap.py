@@ -21,7 +21,6 @@ what it finds.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import threading
 
@@ -48,13 +47,12 @@ def zero_fill_allocations() -> bool:
 
 
 def _mallopt_perturb() -> bool:
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
+    try:  # the process's own symbols, which hold its C library (ctypes.util.find_library would start ldconfig)
+        libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
         gnu = libc.gnu_get_libc_version  # glibc only: musl has mallopt but ignores M_PERTURB
     except (OSError, AttributeError, TypeError):
-        log.warning("not glibc (%s): Chroma's HNSW files may keep stale heap bytes (chroma#7688)", name)
+        log.warning("not glibc: Chroma's HNSW files may keep stale heap bytes (chroma#7688)")
         return False
     gnu.restype = ctypes.c_char_p
     ok = mallopt(ctypes.c_int(M_PERTURB), ctypes.c_int(PERTURB_BYTE)) == 1
@@ -70,7 +68,7 @@ def return_freed_memory() -> bool:
     ``bench/room_load.py`` measured 1.6 GB held after 60 labs were released, 0.25 GB after a trim. Not glibc:
     nothing to do (False)."""
     try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError, TypeError):
         return False
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
