@@ -4,12 +4,13 @@
 import pytest
 
 from memory.tools.reliability import check_erasure, check_isolation, run_report
+from memory.tools.reliability_store import check_disk_full
 
 pytestmark = pytest.mark.process
 
 
-QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "workspace_names", "chroma_files",
-         "messages", "poison")
+QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "disk_full", "workspace_names",
+         "chroma_files", "messages", "poison")
 """The sections run here; lifecycle_races, shared_folder and hostile_inputs (minutes) run in .ci/run's full report
 and have their own tests (test_faults.py, test_crash_safety.py, test_hostile_cli.py)."""
 
@@ -56,3 +57,10 @@ def test_erasure_check_catches_text_left_on_disk(lexical, tmp_path, monkeypatch)
     monkeypatch.setattr(TextStore, "__init__", insecure)
     check = check_erasure(lexical, 1, tmp_path / "d")
     assert check.figures["canary_bytes_left"] > 0 and check.failures > 0
+
+
+def test_disk_full_check_catches_a_write_that_does_not_keep_the_reserve(lexical, tmp_path, monkeypatch):
+    """The bug injected: the reserve check before a write is gone, so a write on a full disk goes through."""
+    monkeypatch.setattr("memory.runtime.manager.check_space", lambda *_args, **_kwargs: None)
+    check = check_disk_full(lexical, 1, tmp_path / "d")
+    assert check.figures["refused"] == 2 and check.figures["records_stored"] == 1 and check.failures > 0

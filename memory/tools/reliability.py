@@ -31,8 +31,8 @@ from memory.eval.synth import SynthSpec, generate_scenario
 
 Progress = Callable[[str], None]
 
-STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "lifecycle_races", "shared_folder",
-         "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs")
+STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "disk_full", "lifecycle_races",
+         "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs")
 """The report's checks, in the order they run."""
 
 
@@ -263,6 +263,7 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
         ("hostile_input", lambda d: check_hostile(embedder, scale, d)),
         ("crash_safety", lambda d: check_crashes(scale, d, rounds=2 + 2 * scale)),
         ("write_failure", lambda d: faults.check_write_failure(embedder, scale, d)),
+        ("disk_full", lambda d: faults.check_disk_full(embedder, scale, d)),
         ("lifecycle_races", lambda d: faults.check_lifecycle_races(embedder, scale, d)),
         ("shared_folder", lambda d: faults.check_shared_folder(embedder, scale, d)),
         ("workspace_names", lambda d: faults.check_workspace_names(embedder, scale, d)),

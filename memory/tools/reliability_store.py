@@ -3,6 +3,9 @@
 * ``write_failure``: a vector-store failure (and a SQLite-side failure) injected into a write, then
   erase, then reopen: the write is rolled back and raised, no plan is left holding text, nothing
   comes back, no canary byte stays on disk.
+* ``disk_full``: a write on a full disk (no room beyond the erasures' reserve, an ENOSPC from the vector store,
+  SQLite's "database or disk is full" in the commit) is refused with DiskFullError and leaves nothing; a write and an
+  erasure behind a stuck writer give up after the bounded wait (BusyError).
 * ``lifecycle_races``: ``set_valid_until`` and ``forget`` racing ``erase_user`` in threads: no record
   is written back and the erased owner is not listed again.
 * ``shared_folder``: two processes, then eight managers in one process, writing to one data folder:
@@ -221,4 +224,88 @@ def check_chroma_files(embedder: Embedder, scale: int, folder: Path) -> Check:
     kept = sum(len(mm.records(tenant_id="acme", user_id=u)) for u in users[2:])
     check.failures = sum(left.values()) + (2 * 20 * scale - kept)
     check.figures = {**left, "others_kept": kept}
+    return check
+
+
+def check_disk_full(embedder: Embedder, scale: int, folder: Path) -> Check:
+    """A full disk, three ways, then a stuck writer: each write is refused with DiskFullError and leaves nothing
+    (no record, no pending plan, no canary byte after the user's erasure), and a write or erasure behind a writer that
+    holds the lock gives up with BusyError after the bounded wait instead of waiting for it."""
+    import errno
+    import os
+    import sqlite3
+
+    from memory.core.errors import BusyError, DiskFullError
+    from memory.runtime.manager import WRITE_WAIT_ENV
+    from memory.store import space
+
+    check = Check("disk_full")
+    figures = {"refused": 0, "records_stored": 0, "pending_plans": 0, "canary_bytes": 0, "busy": 0}
+    saved = {k: os.environ.get(k) for k in (space.RESERVE_ENV, WRITE_WAIT_ENV)}
+
+    def enospc(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def sqlite_full(*_a, **_k):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    try:
+        for round_ in range(3 * scale):
+            data = folder / f"r{round_}"
+            mm = MemoryManager(embedder=embedder, location=StoreLocation(data_dir=data), workspace="full")
+            mm.add_many([_msg("alice", i, f"alice keeps note {i}") for i in range(3)])
+            canary = f"CANARY-{round_}-alice-full-disk-quartz"
+            how = ("reserve", "enospc", "sqlite_full")[round_ % 3]
+            patched: tuple[object, str, object] | None = None
+            if how == "reserve":  # the disk has no room beyond the erasures' reserve
+                os.environ[space.RESERVE_ENV] = str(space.free_bytes(data) / 1024 / 1024)
+            else:
+                target, name = (mm.store, "add_vectors") if how == "enospc" else (mm.store.texts, "mark_ingested")
+                patched = (target, name, getattr(target, name))
+                setattr(target, name, enospc if how == "enospc" else sqlite_full)
+            try:
+                mm.add(_msg("alice", 10 + round_, canary))
+            except DiskFullError:
+                figures["refused"] += 1
+            finally:
+                os.environ.pop(space.RESERVE_ENV, None)
+                if patched:
+                    setattr(*patched)
+            figures["records_stored"] += sum(canary in r.content for r in mm.records(tenant_id="acme", user_id="alice"))
+            figures["pending_plans"] += len(mm.pending_plans())
+            mm.erase_user(tenant_id="acme", user_id="alice")
+            mm.close()
+            figures["canary_bytes"] += len(scan_for_bytes(data, [canary]))
+            check.cases += 1
+        mm = MemoryManager(embedder=embedder, location=StoreLocation(data_dir=folder / "stuck"), workspace="full")
+        os.environ[WRITE_WAIT_ENV] = "0.2"
+        holding, release = threading.Event(), threading.Event()
+
+        def stuck() -> None:
+            with mm.writing():
+                holding.set()
+                release.wait(60)
+
+        thread = threading.Thread(target=stuck)
+        thread.start()
+        holding.wait(10)
+        for attempt in (lambda: mm.add(_msg("bob", 0, "bob waits")), lambda: mm.erase_user(tenant_id="acme",
+                                                                                           user_id="bob")):
+            try:
+                attempt()
+            except BusyError:
+                figures["busy"] += 1
+            check.cases += 1
+        release.set()
+        thread.join(10)
+        mm.close()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    check.failures = (3 * scale - figures["refused"]) + figures["records_stored"] + figures["pending_plans"] + \
+        figures["canary_bytes"] + (2 - figures["busy"])
+    check.figures = figures
     return check
