@@ -18,12 +18,12 @@ import uuid
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from memory.core.textcaches import clear_text_caches, text_cache
 from memory.core.config import MemoryConfig
 from memory.core.errors import BusyError, DiskFullError, ErasedError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
@@ -58,7 +58,7 @@ before it gives up with :class:`~memory.core.errors.BusyError`: no caller waits 
 """How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
 
-@lru_cache(maxsize=1024)  # the write path asks for a message's identity many times per batch
+@text_cache(maxsize=1024)  # the write path asks for a message's identity many times per batch
 def memory_id_for(message: Message) -> str:
     """Deterministic record id of a message: the message's identity, so a true retry is a no-op.
 
@@ -527,6 +527,7 @@ class MemoryManager:
             self._verifying[owner] = self._verifying.get(owner, 0) + 1
             try:
                 erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
+                erased.removed["text_memos"] = clear_text_caches()  # the write path's memos hold texts too
             except BaseException as exc:
                 self._done_verifying(owner)
                 if isinstance(exc, Exception) and is_disk_full(exc, self.data_dir):

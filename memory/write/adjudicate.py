@@ -19,9 +19,10 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from memory.core.textcaches import text_cache
 from memory.core.config import MemoryConfig
 from memory.write.lexicon import (WEAK_CHANGE, WEEKDAYS_EN, additive_marker, change_marker, normalize_values_en,
                                   normalize_values_zh, qualifier_kinds)
@@ -353,7 +354,7 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
     return {"marker": p.change_marker}
 
 
-@lru_cache(maxsize=8192)
+@text_cache(maxsize=8192)
 def _measures(text: str) -> frozenset[str]:
     """What a statement's values measure: "date", "time", a currency or the unit after a number ("kg", "元", "公斤"), so
     that "weighs 82 kg" and "down to 76 kilos" are one measure with another value."""

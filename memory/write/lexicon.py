@@ -12,6 +12,8 @@ import re
 from functools import lru_cache
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
+from memory.core.textcaches import text_cache
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # --- fillers: turns that carry no fact -------------------------------------------------------
@@ -141,7 +143,7 @@ def _alternation(words: tuple[str, ...], chinese: bool) -> re.Pattern:
     return re.compile(body if chinese else rf"(?<![a-z])(?:{body})(?![a-z])")
 
 
-@lru_cache(maxsize=8192)
+@text_cache(maxsize=8192)
 def change_marker(text: str) -> str | None:
     """The word by which the statement says something changed ("moved", "卖了"; a WEAK_CHANGE word only when it has
     no other), or None."""
@@ -149,7 +151,7 @@ def change_marker(text: str) -> str | None:
     return _marker(text, _STRONG[words]) or _marker(text, words)
 
 
-@lru_cache(maxsize=8192)
+@text_cache(maxsize=8192)
 def additive_marker(text: str) -> str | None:
     """The word by which the statement adds a value beside another ("also", "另外"), or None."""
     if CJK.search(text):
@@ -157,7 +159,7 @@ def additive_marker(text: str) -> str | None:
     return _marker(text, ADDITIVE_ZH if CJK.search(text) else ADDITIVE_EN)
 
 
-@lru_cache(maxsize=8192)
+@text_cache(maxsize=8192)
 def qualifier_kinds(text: str) -> frozenset[str]:
     """The conditions the statement is qualified by (QUALIFIERS_EN / QUALIFIERS_ZH keys). Beside a clock time, a
     time of day ("7:45 in the morning", "夜里2:00") is part of the time, not a condition."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
+from memory.core.textcaches import text_cache
 from memory.write.lexicon import (
     CESSATION_EN, CHANGE_EN, CHANGE_ZH, CONTEXT_WORDS, DIET_EN, DIET_ZH, JOB_NOUNS_EN, JOB_SUFFIX_ZH, MONTHS_EN, NEGATION_EN,
     NEGATION_ZH, PHRASES_EN, PHRASES_ZH, VERB_SKIP_EN, WEEKDAYS_EN, WEEKDAYS_ZH, domains_of, is_chinese,
@@ -79,7 +79,7 @@ def read_statement(text: str) -> Reading:
     return _read(text.strip())
 
 
-@lru_cache(maxsize=8192)
+@text_cache(maxsize=8192)
 def _read(text: str) -> Reading:
     return _read_zh(text) if is_chinese(text) else _read_en(text)
 
