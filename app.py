@@ -10,6 +10,7 @@ page, which then waits for the model under a status element.
 import streamlit as st
 
 from lab import PAGES, lesson, models
+from lab.engine import end_run
 from lab.i18n import t
 from lab.loading import FOREGROUND, STORE_FAULTS, store_fault_key
 from lab.state import render_sidebar, rerun_pending, widget_defaults
@@ -33,4 +34,5 @@ with FOREGROUND.running():  # background loads of other sessions give way while 
         except STORE_FAULTS as exc:  # a full disk or a busy store: a banner, never a traceback or a freeze
             st.error(t(store_fault_key(exc)), icon=":material/error:")
     finally:  # after the page has drawn (or stopped): the model's import would otherwise compete with the page's own
+        end_run()  # the room may release this run's lab again, now that no page draws with it
         models.start(settings.embedder)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 import time
 import uuid
 from concurrent.futures import wait as futures_wait
@@ -164,6 +165,19 @@ def _loading(live: "_Live") -> bool:
 def _changes(live: "_Live") -> int:
     """What a participant did to a workspace: injected or added messages and erasures."""
     return len(live.data.injected) + len(live.data.erased_ids) + len(live.data.added)
+
+
+_HELD = threading.local()
+"""The labs this script thread's page run holds (Streamlit runs each session's script in its own thread)."""
+
+
+def end_run() -> None:
+    """Let go of the labs this page run held (app.py, after the page has drawn or stopped): the room may release
+    them again, but never while a page is drawing with one (a newcomer past the cap released a lab under a
+    participant's page in ``python -m bench.room_burst --quick``)."""
+    for labs, lab in getattr(_HELD, "labs", []):
+        labs.let_go(lab)
+    _HELD.labs = []
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda labs: labs.release_all())
@@ -427,7 +441,9 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     if st.session_state.pop(state.RESET_KEY, False):
         labs.release(lab)
     key = (current.scenario_key, current.embedder, current.write_path, location, current.scenario.language)
-    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location))
+    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location),
+                    hold=True)
+    _HELD.labs = [*getattr(_HELD, "labs", []), (labs, lab)]  # let go when this run ends (end_run, app.py)
     _tell(labs.take_notice(lab))
     if not live.data.loaded:
         if not current.scenario_key.startswith(state.UPLOAD_PREFIX):

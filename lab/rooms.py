@@ -52,6 +52,9 @@ to what fits."""
 FD_RESERVE = 128
 """Descriptors kept for everything else of the server (sockets of 30 browsers, the model's files, logs)."""
 WORKSPACES_PER_LAB = 1
+HOLD_SECONDS = 600.0
+"""A page run's hold on its lab (:meth:`Room.get`) counts for at most this long: a run that never let go (a thread
+that died) does not pin its lab for ever."""
 MAX_NOTICES = 1_000
 """Released lab ids remembered for their one notice (oldest forgotten first)."""
 
@@ -67,6 +70,10 @@ class _Lab(Generic[V]):
     creating: threading.Lock = field(default_factory=threading.Lock)
     """Held while a workspace of this lab is created (outside the room's lock: other labs do not wait for it);
     a lab creating one is never released."""
+    runs: int = 0
+    """Page runs drawing with this lab now (:meth:`Room.get` with ``hold``, until :meth:`Room.let_go`): a lab in
+    use is never released under the page that is drawing it."""
+    held_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,10 +122,11 @@ class Room(Generic[V]):
         return cls(max_labs=labs_within_descriptors(wanted),
                    idle_seconds=60 * _env_number(environ, IDLE_ENV, DEFAULT_IDLE_MINUTES, float), **kw)
 
-    def get(self, lab_id: str, key: Key, create: Callable[[], V]) -> V:
+    def get(self, lab_id: str, key: Key, create: Callable[[], V], *, hold: bool = False) -> V:
         """The lab's workspace ``key``, created on first use; marks the lab used and releases what the bounds
-        say must go (never this lab)."""
-        lab = self._touch(lab_id)
+        say must go (never this lab). With ``hold``, the lab counts as in use until :meth:`let_go`: the room does not
+        release it meanwhile, however many newcomers pass the cap (it goes over the cap for that while instead)."""
+        lab = self._touch(lab_id, hold=hold)
         with lab.creating:  # two tabs of one browser opening a new workspace at once create it once
             value = lab.workspaces.get(key)
             if value is None:
@@ -131,15 +139,25 @@ class Room(Generic[V]):
         self._run(going)
         return value
 
-    def _touch(self, lab_id: str) -> _Lab[V]:
+    def _touch(self, lab_id: str, *, hold: bool = False) -> _Lab[V]:
         now = self._clock()
         with self._lock:
             lab = self._labs.get(lab_id)
             if lab is None:
                 lab = self._labs[lab_id] = _Lab(now)
             lab.used = now
+            if hold:
+                lab.runs += 1
+                lab.held_at = now
             self._labs.move_to_end(lab_id)
             return lab
+
+    def let_go(self, lab_id: str) -> None:
+        """One page run that held the lab (:meth:`get` with ``hold``) has ended."""
+        with self._lock:
+            lab = self._labs.get(lab_id)
+            if lab is not None and lab.runs > 0:
+                lab.runs -= 1
 
     def release(self, lab_id: str) -> int:
         """Release one lab now (the sidebar's "reset lab"); returns its workspace count."""
@@ -181,7 +199,8 @@ class Room(Generic[V]):
         going = []
         for lab_id, lab in list(self._labs.items()):
             idle = now - lab.used
-            if lab_id == keep or lab.creating.locked() or any(self._busy(v) for v in lab.workspaces.values()):
+            held = lab.runs > 0 and now - lab.held_at < HOLD_SECONDS
+            if lab_id == keep or held or lab.creating.locked() or any(self._busy(v) for v in lab.workspaces.values()):
                 continue
             if idle >= self.idle_seconds:
                 going.append(self._take(lab_id, Released("idle", idle / 60)))

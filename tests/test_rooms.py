@@ -78,6 +78,26 @@ def test_a_lab_still_loading_is_never_reclaimed():
     assert released == ["big-w"]
 
 
+
+def test_a_lab_a_page_is_drawing_with_is_not_released_until_the_run_lets_go():
+    """Newcomers past the cap while a participant's page draws with its lab: the room goes over the cap rather than
+    release that lab under the page (python -m bench.room_burst --quick once lost a session this way); once the run
+    lets go, the next newcomer releases it, and a hold that never let go counts for HOLD_SECONDS only."""
+    from lab.rooms import HOLD_SECONDS
+
+    room, released, _, clock = make_room(max_labs=1)
+    room.get("drawing", "w", lambda: "drawing-w", hold=True)
+    clock.now = 1
+    room.get("newcomer", "w", lambda: "newcomer-w", hold=True)
+    assert released == [] and set(room.labs()) == {"drawing", "newcomer"}
+    room.let_go("drawing")
+    clock.now = 2
+    room.get("third", "w", lambda: "third-w")
+    assert released == ["drawing-w"] and room.take_notice("drawing").reason == "full"
+    clock.now = 2 + HOLD_SECONDS  # "newcomer" never let go: its hold has run out
+    room.get("fourth", "w", lambda: "fourth-w")
+    assert "newcomer-w" in released
+
 def test_a_switch_releases_the_previous_workspace_and_counts_the_changes_it_held():
     changes = {"raw": 3, "facts": 0}
     room, released, folders, _ = make_room(changes=lambda v: changes[v])
