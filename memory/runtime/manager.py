@@ -324,7 +324,17 @@ class MemoryManager:
         try:
             _retry(lambda: self._commit(seq, plan))
         except _AlreadyCommitted:  # another recoverer committed this plan first; this transaction rolled back
-            pass
+            missing = self._not_marked(plan)
+            if missing:  # not committed by anyone: an erasure (another process) scrubbed the plan out of the journal
+                raise ErasedError(f"{len(missing)} message(s) of {', '.join(sorted(missing))} were erased by another "
+                                  "writer while this write ran: nothing of them is stored") from None
+
+    def _not_marked(self, plan: Plan) -> set[str]:
+        """Owners ('tenant/user') of a plan whose commit marks are not all set."""
+        by_owner: dict[tuple[str, str], list[str]] = {}
+        for tenant_id, user_id, key in plan.ingested:
+            by_owner.setdefault((tenant_id, user_id), []).append(key)
+        return {f"{t}/{u}" for (t, u), keys in by_owner.items() if len(self.store.texts.ingested(t, u, keys)) < len(set(keys))}
 
     def _commit(self, seq: int, plan: Plan) -> None:
         texts = self.store.texts
@@ -647,7 +657,7 @@ def _retry(step: Callable[[], None], *, attempts: int = RETRIES, pause: float = 
         try:
             step()
             return
-        except _AlreadyCommitted:
+        except (_AlreadyCommitted, ErasedError):  # not a passing failure: the owner is gone
             raise
         except Exception:
             if attempt == attempts - 1:

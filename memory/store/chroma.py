@@ -18,6 +18,7 @@ import functools
 import hashlib
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 
 from memory.store.chroma_files import (opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
                            traces)
-from memory.core.errors import MemoryLabError
+from memory.core.errors import ErasedError, MemoryLabError
 from memory.store.heap import zero_fill_allocations
 from memory.core.schema import MemoryRecord, field_values, validate_identifier
 from memory.store.textstore import TextStore
@@ -111,6 +112,7 @@ class StoreLocation:
 
 _CLIENTS: dict[tuple, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
+DELETE_ATTEMPTS = 4
 _STORES: dict[tuple, int] = {}
 """How many open stores use each embedded folder's client: the last one to close (or to be garbage-collected) closes
 the client, so dropped managers do not keep its files, threads and memory (60 of them held 467 MB and 719 open
@@ -240,6 +242,12 @@ class MemoryStore:
             for start in range(0, len(idx), self._batch):
                 part = idx[start : start + self._batch]
                 self._upsert(name, [self.texts.vector_id(records[i].memory_id) for i in part], vectors[part])
+            if self.texts.collection_of(*owner) != name:
+                # Another writer (another process on this folder) erased the owner while these vectors went in: the
+                # upsert may have made the erased collection again, unregistered, where no erasure would reach it.
+                self._delete_collection(name)
+                raise ErasedError(f"({owner[0]!r}, {owner[1]!r}) was erased by another writer while this write ran: "
+                                  "its vectors were removed and nothing of the write is stored")
 
     def put_records(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
         """The TextStore half of :meth:`add` (joins the caller's TextStore transaction, if any)."""
@@ -292,7 +300,12 @@ class MemoryStore:
                           scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
         """Delete every text-store row of the owner (records, window, summary, decision log, ingestion marks,
         registry entry) and scrub its part out of pending write plans; counts per path, and ``others_touched``."""
-        return self.texts.erase_owner(*_check_owner(tenant_id, user_id), scrub_plan=scrub_plan)
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        counts = self.texts.erase_owner(tenant_id, user_id, scrub_plan=scrub_plan)
+        if name is not None:  # a writer of another process may have made the collection again since delete_owner:
+            counts["long_term_vectors_late"] = self._delete_collection(name)  # with the registry gone, none can now
+        return counts
 
     def owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
         """How many rows the owner has left in each text-store table (what an erasure's verification counts)."""
@@ -600,7 +613,22 @@ class MemoryStore:
             self._handle(name, create=True).upsert(ids=ids, embeddings=vectors)
 
     def _delete_collection(self, name: str) -> int:
+        """Delete a collection; 0 when it is gone, also when another writer of the folder deleted it meanwhile. Chroma
+        answers a collection another process is deleting at that moment with an InternalError ("Missing metadata
+        segment"): that is tried again, a few times, before it is raised."""
         self._handles.pop(name, None)
+        for attempt in range(DELETE_ATTEMPTS):
+            try:
+                return self._delete_collection_once(name)
+            except Exception as exc:
+                if type(exc).__name__ == "NotFoundError":  # another process's erasure (or write's undo) was first
+                    return 0
+                if type(exc).__name__ != "InternalError" or attempt == DELETE_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * 2 ** attempt)
+        return 0  # not reached: the last attempt returns or raises
+
+    def _delete_collection_once(self, name: str) -> int:
         folder = self.chroma_dir
         if folder is not None:
             return purge_collection(self.client, folder, name)

@@ -32,7 +32,8 @@ from memory.eval.synth import SynthSpec, generate_scenario
 Progress = Callable[[str], None]
 
 STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "disk_full", "lifecycle_races",
-         "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs")
+         "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
+         "server_clients")
 """The report's checks, in the order they run."""
 
 
@@ -253,6 +254,7 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
     if scale < 1:
         raise MemoryLabError(f"scale must be >= 1, got {scale}")
     from memory.tools import reliability_inputs as inputs
+    from memory.tools import reliability_shared as shared
     from memory.tools import reliability_store as faults
     from memory.tools import reliability_writes as writes
 
@@ -271,6 +273,8 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
         ("messages", lambda d: writes.check_messages(embedder, scale, d)),
         ("poison", lambda d: writes.check_poison(embedder, scale, d)),
         ("hostile_inputs", lambda d: inputs.check_inputs(embedder, scale, d)),
+        ("shared_erase", lambda d: shared.check_shared_erase(embedder, scale, d)),
+        ("server_clients", lambda d: shared.check_server_clients(embedder, scale, d)),
     ]
     assert [name for name, _ in steps] == list(STEPS)
     unknown = set(only or ()) - set(STEPS)
