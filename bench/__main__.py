@@ -36,6 +36,7 @@ BENCHMARKS = {
     "room_browser": "a room in a real browser: N participants open the lab at once (30; --quick 6), time to a usable page and a slider rerun, server CPU per arrival and RSS, beside the same room on a bare Streamlit page",
     "room_burst": "a hundred sessions opened fast against the live lab (6 loading at once, room cap 40): served, usable page p50/p95, server RSS and open files start/peak/end, labs on disk, the first session told its lab was cleared",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
+    "crash_async": "SIGKILL an agent-style ingest_async loop at random points, 30 rounds (--quick 6), reopen and restart: acknowledged messages lost, duplicates, orphan vectors, pending plans, crashes (a count, not a timing)",
 }
 
 
