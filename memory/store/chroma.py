@@ -307,6 +307,11 @@ class MemoryStore:
             counts["long_term_vectors_late"] = self._delete_collection(name)  # with the registry gone, none can now
         return counts
 
+    def registered_collections(self) -> set[str]:
+        """The collection names this workspace's registry holds (one per owner with vectors): a Chroma collection of
+        the folder that is none of these, nor another workspace's, is one no erasure would reach."""
+        return {name for *_, name in self.texts.collections()}
+
     def owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
         """How many rows the owner has left in each text-store table (what an erasure's verification counts)."""
         return self.texts.count_owner_rows(*_check_owner(tenant_id, user_id))

@@ -522,7 +522,7 @@ def _client(spec: dict[str, Any]) -> None:
 def _census_child(spec: dict[str, Any]) -> None:
     mm = _open(spec)
     view = _view(mm, spec["users"], spec["probe"])
-    registered = {name for *_, name in mm.store.texts.collections()}
+    registered = mm.store.registered_collections()
     stray = [] if spec.get("host") else [c.name for c in mm.store.client.list_collections() if c.name not in registered]
     _say(event="view", recovered=mm.recovered, pending=len(mm.pending_plans()), consistency=mm.store.consistency(),
          stray=stray, **view)

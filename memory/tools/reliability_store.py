@@ -228,7 +228,8 @@ def check_chroma_files(embedder: Embedder, scale: int, folder: Path) -> Check:
 
 
 def check_disk_full(embedder: Embedder, scale: int, folder: Path) -> Check:
-    """A full disk, three ways, then a stuck writer: each write is refused with DiskFullError and leaves nothing
+    """A full disk, three ways (no room beyond the reserve, ENOSPC from the vector store, SQLite full inside the
+    commit), then a stuck writer: each write is refused with DiskFullError and leaves nothing
     (no record, no pending plan, no canary byte after the user's erasure), and a write or erasure behind a writer that
     holds the lock gives up with BusyError after the bounded wait instead of waiting for it."""
     import errno
@@ -260,7 +261,8 @@ def check_disk_full(embedder: Embedder, scale: int, folder: Path) -> Check:
             if how == "reserve":  # the disk has no room beyond the erasures' reserve
                 os.environ[space.RESERVE_ENV] = str(space.free_bytes(data) / 1024 / 1024)
             else:
-                target, name = (mm.store, "add_vectors") if how == "enospc" else (mm.store.texts, "mark_ingested")
+                name = "add_vectors" if how == "enospc" else "put_records"  # the vector store; SQLite, in the commit
+                target = mm.store
                 patched = (target, name, getattr(target, name))
                 setattr(target, name, enospc if how == "enospc" else sqlite_full)
             try:
