@@ -20,7 +20,7 @@ from .common import RESULTS, machine
 
 BENCHMARKS = {
     "recall_latency": "governed recall (MemoryManager.retrieve) vs its limit, an exact numpy scan of the user's vectors; raw Chroma query; shared vs alone; embedded and server",
-    "erase_cost": "erase_user's time and another writer's longest wait as the store grows around a 100-record user",
+    "erase_cost": "erase_user's time, with and without the disk scan, and another writer's longest wait as the store grows around a 100-record user; the disk scan alone vs a search per needle; a 400-record user in a 12 MB folder",
     "ingest_throughput": "write path (extract, dedup, store) facts/s vs raw SentenceTransformer.encode",
     "slider_rerun": "the lab's rerun after a slider change vs embedding the query once",
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
