@@ -624,3 +624,33 @@ def test_hostile_link_values_render_no_outside_link_image_or_script(browser, ser
     finally:
         context.close()
     assert dialogs == [], dialogs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hostile_message_typed_in_renders_no_outside_link_image_or_script(browser, server, lang):
+    """The recall page's "add a message" field, the text field a participant types into: a message carrying a link, an
+    image, raw HTML and a script, written through the facts write path, shows as text in the page's decisions (in
+    English and in Chinese), and the main block and the sidebar hold 0 links to another host, 0 images from another
+    host, and no alert opens."""
+    from urllib.parse import urljoin, urlsplit
+
+    message = ("I work at " + HOSTILE[0] + " and my avatar is " + HOSTILE[1] + " " + HOSTILE[2] + " " + HOSTILE[3])
+    context = _context(browser, SCREEN)
+    dialogs: list[str] = []
+    try:
+        tab = context.new_page()
+        tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        _open(tab, f"{server}/?embedder=lexical&write_path=facts&lang={lang}", chart=True)
+        field = _main(tab).get_by_role("textbox", name=i18n.TEXT["add.label"][lang], exact=True)
+        field.fill(message)
+        _rerun(tab, _main(tab).get_by_role("button", name=i18n.TEXT["add.button"][lang]).click)
+        assert tab.locator("[data-testid='stException']").count() == 0
+        found = tab.evaluate(OUTSIDE)
+        host = urlsplit(server).netloc
+        outside = [t for t in found["links"] + found["images"]
+                   if urlsplit(urljoin(tab.url, t)).scheme in ("http", "https") and urlsplit(urljoin(tab.url, t)).netloc != host]
+        assert outside == [], outside
+        assert "evil.example" in _main(tab).inner_text(), "the message shows, as text"
+    finally:
+        context.close()
+    assert dialogs == [], dialogs
