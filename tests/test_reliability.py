@@ -9,8 +9,8 @@ from memory.tools.reliability_store import check_disk_full
 pytestmark = pytest.mark.process
 
 
-QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "disk_full", "workspace_names",
-         "chroma_files", "messages", "poison")
+QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
+         "workspace_names", "chroma_files", "messages", "poison")
 """The sections run here; lifecycle_races, shared_folder and hostile_inputs (minutes) run in .ci/run's full report
 and have their own tests (test_faults.py, test_crash_safety.py, test_hostile_cli.py)."""
 
@@ -24,6 +24,8 @@ def test_report_at_default_scale_passes_with_counts(lexical):
     assert by_name["erasure"].figures["canary_bytes_before"] > 0  # the scan can see canaries
     assert by_name["erasure"].figures["canary_bytes_left"] == 0
     assert by_name["crash_safety"].figures["killed"] >= 1 and by_name["crash_safety"].figures["records_lost"] == 0
+    kills = by_name["async_kills"].figures
+    assert kills["killed"] >= 1 and kills["acknowledged"] >= 1 and kills["lost_acknowledged"] == 0
 
 
 def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -31,8 +32,8 @@ from memory.eval.synth import SynthSpec, generate_scenario
 
 Progress = Callable[[str], None]
 
-STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "write_failure", "disk_full", "lifecycle_races",
-         "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
+STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
+         "lifecycle_races", "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
          "server_clients")
 """The report's checks, in the order they run."""
 
@@ -248,6 +249,88 @@ def check_crashes(scale: int, folder: Path, *, rounds: int) -> Check:
     return check
 
 
+def _async_child(folder: str, scale: int) -> None:
+    """Submit the crash scenario turn by turn with ``Ingestor.ingest_async``, as an agent's loop does, printing
+    ``acked <id>`` once a turn's future has completed (run in a subprocess; a true retry of a stored turn is a no-op)."""
+    from memory.embed.embedders import LexicalEmbedder
+    from memory.write.ingest import Ingestor
+
+    mm = MemoryManager(MemoryConfig(window_size=3), embedder=LexicalEmbedder(),
+                       location=StoreLocation(data_dir=Path(folder)), workspace="crash")
+    print(f"recovered {mm.recovered}", flush=True)
+    lock = threading.Lock()
+    ingestor = Ingestor(mm, batch_size=4)
+
+    def acked(message_id: str) -> Callable[[Any], None]:
+        def done(future: Any) -> None:
+            if future.exception() is None:
+                with lock:
+                    print(f"acked {message_id}", flush=True)
+        return done
+
+    for m in _scenario(scale, seed=13):
+        ingestor.ingest_async(m).add_done_callback(acked(m.id))
+    ingestor.close()
+    print("done", flush=True)
+
+
+_ASYNC_CHILD = """
+import sys
+from memory.tools.reliability import _async_child
+_async_child(sys.argv[1], int(sys.argv[2]))
+"""
+
+
+def check_async_kills(scale: int, folder: Path, *, rounds: int) -> Check:
+    """SIGKILL a process that ingests with ``ingest_async`` after a random number of acknowledged turns; after each
+    kill, reopen the folder (which rolls forward what the kill left) and count the acknowledged turns that are not
+    stored; then run it to the end and count duplicates, orphans and pending plans."""
+    root = Path(__file__).resolve().parents[2]
+    rng = random.Random(1000 + scale)
+    check = Check("async_kills")
+    msgs = {m.id: m for m in _scenario(scale, seed=13)}
+    figures = {"killed": 0, "acknowledged": 0, "lost_acknowledged": 0, "crashes": 0}
+
+    def run(kill_after: int | None) -> tuple[int, list[str]]:
+        proc = subprocess.Popen([sys.executable, "-c", _ASYNC_CHILD, str(folder), str(scale)], cwd=root,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        acks: list[str] = []
+        assert proc.stdout is not None  # stdout=PIPE
+        for line in proc.stdout:
+            if line.startswith("acked "):
+                acks.append(line.split()[1])
+            if kill_after is not None and len(acks) >= kill_after:
+                time.sleep(rng.uniform(0, 0.02))
+                proc.send_signal(signal.SIGKILL)
+                acks += [rest.split()[1] for rest in proc.stdout.read().splitlines() if rest.startswith("acked ")]
+                break
+        return proc.wait(timeout=600), acks
+
+    from memory.embed.embedders import LexicalEmbedder
+
+    for _ in range(rounds):
+        check.cases += 1
+        code, acks = run(rng.randint(1, 30))
+        figures["killed"] += int(code == -signal.SIGKILL)
+        figures["crashes"] += int(code not in (0, -signal.SIGKILL))
+        figures["acknowledged"] += len(acks)
+        mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=folder), workspace="crash")
+        figures["lost_acknowledged"] += len(mm.not_ingested([msgs[i] for i in acks if i in msgs]))
+        mm.close()
+    code, _ = run(None)
+    figures["crashes"] += int(code != 0)
+    mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=folder), workspace="crash")
+    state = mm.store.consistency()
+    figures.update(messages=len(msgs), not_stored_at_the_end=len(mm.not_ingested(list(msgs.values()))),
+                   orphans=state["vectors_without_record"] + state["records_without_vector"],
+                   duplicates=state["duplicates"], pending_plans=len(mm.pending_plans()))
+    mm.close()
+    check.failures = sum(figures[k] for k in ("lost_acknowledged", "crashes", "not_stored_at_the_end", "orphans",
+                                              "duplicates", "pending_plans"))
+    check.figures = figures
+    return check
+
+
 def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None = None,
                only: tuple[str, ...] | None = None) -> Report:
     """Run every check (or those named in ``only``) in fresh temp folders; ``progress(name)`` is called before each."""
@@ -264,6 +347,7 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
         ("erasure", lambda d: check_erasure(embedder, scale, d)),
         ("hostile_input", lambda d: check_hostile(embedder, scale, d)),
         ("crash_safety", lambda d: check_crashes(scale, d, rounds=2 + 2 * scale)),
+        ("async_kills", lambda d: check_async_kills(scale, d, rounds=2 + 2 * scale)),
         ("write_failure", lambda d: faults.check_write_failure(embedder, scale, d)),
         ("disk_full", lambda d: faults.check_disk_full(embedder, scale, d)),
         ("lifecycle_races", lambda d: faults.check_lifecycle_races(embedder, scale, d)),
