@@ -51,11 +51,11 @@ raw Chroma's add at 1,024 and 2.8x at 4,096 (``python -m bench.bulk_write``)."""
 PLAN_CHARS = 2_000_000
 """...and at most this many characters of text, so a plan of long messages stays a few megabytes in the journal."""
 RETRIES = 3
+"""How many times each half of a journaled write is tried before the write is rolled back and raised."""
 WRITE_WAIT_ENV = "MEMORY_WRITE_WAIT_S"
 DEFAULT_WRITE_WAIT_S = 120.0
 """How long a write or an erasure waits for the manager's write lock (or for an erasure of its owner to report)
 before it gives up with :class:`~memory.core.errors.BusyError`: no caller waits without bound behind another."""
-"""How many times each half of a journaled write is tried before the write is rolled back and raised."""
 
 
 @text_cache(maxsize=1024)  # the write path asks for a message's identity many times per batch
@@ -297,8 +297,9 @@ class MemoryManager:
             except Exception as exc:
                 undone = self._roll_back(seq, plan)
                 if is_disk_full(exc, folder):
-                    undo = "rolled back" if undone else "rolled back on the vector side; its journal entry is dropped when space returns"
-                    raise self._disk_full(folder, f"{what} failed and was {undo}") from exc
+                    undo = ("was rolled back" if undone else "could not be rolled back whole: its journal entry stays, "
+                            "and the store finishes this write when it is next opened")
+                    raise self._disk_full(folder, f"{what} failed and {undo}") from exc
                 raise WriteError(f"write of {len(plan.ingested)} message(s) failed and was rolled back: "
                                  f"{type(exc).__name__}: {exc}") from exc
             return plan
@@ -351,7 +352,8 @@ class MemoryManager:
     def _roll_back(self, seq: int, plan: Plan) -> bool:
         """Undo a plan whose apply failed: nothing of it was committed on the SQLite side (one transaction),
         so remove the vectors it may have upserted and its journal row, which holds its text. False when the
-        journal row could not be removed (a full disk): it stays pending, and :meth:`recover` finishes it later."""
+        journal row could not be removed (a disk full to the last byte): it stays pending, and the next
+        :meth:`recover` (the store opened again) rolls the write forward whole, as after a crash."""
         try:
             self.store.remove_vectors(plan.add)
         except Exception:  # noqa: BLE001 - the vector store is what failed; its orphans are invisible to reads
