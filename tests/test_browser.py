@@ -654,3 +654,37 @@ def test_a_hostile_message_typed_in_renders_no_outside_link_image_or_script(brow
     finally:
         context.close()
     assert dialogs == [], dialogs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image_or_script(browser, server, lang):
+    """The lab's other text fields (the Dedup page's two statements, the Inspector's filter, a Study range), each given
+    a link, an image, raw HTML and a script and entered: no exception, and the main block and the sidebar hold 0
+    links to another host and 0 images from another host, and no alert opens (the query field is a link value:
+    ``q`` in test_hostile_link_values_render_no_outside_link_image_or_script; the message field has its own test)."""
+    from urllib.parse import urljoin, urlsplit
+
+    payload = " ".join(HOSTILE[:4])
+    fields = [("dedup-view", ["dedup.existing", "dedup.incoming"]), ("inspector-view", ["inspector.filter"]),
+              ("study-view", ["study.thresholds"])]
+    host = urlsplit(server).netloc
+    context = _context(browser, SCREEN)
+    dialogs: list[str] = []
+    try:
+        for path, keys in fields:
+            tab = context.new_page()
+            tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            _open(tab, f"{server}/{path}?embedder=lexical&lang={lang}", chart=False)
+            for key in keys:
+                field = _main(tab).get_by_role("textbox", name=i18n.TEXT[key][lang], exact=True)
+                field.fill(payload)
+                _rerun(tab, lambda field=field: field.press("Enter"))
+            assert tab.locator("[data-testid='stException']").count() == 0, path
+            found = tab.evaluate(OUTSIDE)
+            outside = [t for t in found["links"] + found["images"] if urlsplit(urljoin(tab.url, t)).scheme in
+                       ("http", "https") and urlsplit(urljoin(tab.url, t)).netloc != host]
+            assert outside == [], (path, outside)
+            tab.close()
+    finally:
+        context.close()
+    assert dialogs == [], dialogs
