@@ -38,6 +38,7 @@ def test_closed_and_dropped_managers_let_go_of_their_folders_client(tmp_path):
             assert not _held(folder)
         del m  # the other half are only dropped: garbage collection lets go
     gc.collect()
+    _manager(tmp_path / "next").close()  # counted when a store next opens or closes (never inside a finalizer)
     assert not [f for f in folders if _held(f)]
     assert _open_files() - before < 12, "each client's files were closed"
 
@@ -54,3 +55,27 @@ def test_a_store_still_open_on_the_folder_keeps_the_client(tmp_path):
     again = _manager(tmp_path / "d", "three")  # a new store opens the folder again
     assert len(again.records(tenant_id="acme", user_id="alice")) == 5
     again.close()
+
+
+def test_a_store_collected_while_a_client_is_being_made_does_not_wait_for_the_lock(tmp_path):
+    """A store's finalizer can run inside any allocation, also while this thread holds the lock under which clients are
+    made (a suite run hung there: the finalizer waited for the lock its own thread held). It only notes the store;
+    the next store to open counts it."""
+    import threading
+
+    from memory.store import chroma
+
+    m = _manager(tmp_path / "d")
+    m.cycle = m  # only the cycle collector frees it: inside gc.collect() below, under the lock
+    del m
+
+    def collect_under_the_lock() -> None:
+        with chroma._CLIENTS_LOCK:
+            gc.collect()
+
+    worker = threading.Thread(target=collect_under_the_lock, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the finalizer waited for a lock its own thread held"
+    _manager(tmp_path / "next").close()
+    assert not _held(tmp_path / "d")

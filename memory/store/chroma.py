@@ -14,6 +14,7 @@ TextStore (raw text, lifecycle metadata, a copy of each vector).
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import os
@@ -128,6 +129,25 @@ def _use_client(key: tuple) -> None:
         _STORES[key] = _STORES.get(key, 0) + 1
 
 
+_UNUSED: collections.deque = collections.deque()
+"""Keys let go of by stores, not yet counted: a store's finalizer may run inside any allocation, also in a thread that
+holds _CLIENTS_LOCK (creating a client), so it only appends here (atomic, no lock) and :func:`_drain_unused` counts."""
+
+
+def _let_go_later(key: tuple) -> None:
+    _UNUSED.append(key)
+
+
+def _drain_unused() -> None:
+    """Count the stores let go of since the last call (never from a finalizer, never under _CLIENTS_LOCK)."""
+    while True:
+        try:
+            key = _UNUSED.popleft()
+        except IndexError:
+            return
+        _unuse_client(key)
+
+
 def _unuse_client(key: tuple) -> None:
     """One store of an embedded folder is done with its client; the last one closes it."""
     with _CLIENTS_LOCK:
@@ -147,6 +167,7 @@ def chroma_client(location: StoreLocation):
     from chromadb.config import Settings
 
     key = _client_key(location)
+    _drain_unused()
     with _CLIENTS_LOCK:
         if key not in _CLIENTS:
             settings = Settings(anonymized_telemetry=False)
@@ -207,7 +228,7 @@ class MemoryStore:
         self.client = chroma_client(location)
         key = _client_key(location)
         _use_client(key)
-        self._release = weakref.finalize(self, _unuse_client, key)
+        self._release = weakref.finalize(self, _let_go_later, key)
         """Lets go of the client once: at :meth:`close`, :meth:`drop`, or when the store is garbage-collected."""
         self.key = workspace_key(workspace, embedder_name)
         text_path = None if location.data_dir is None else location.data_dir / "text" / f"{self.key}.sqlite3"
@@ -365,6 +386,7 @@ class MemoryStore:
         """Close the text file and let go of the Chroma client (shared per folder: the last store closes it)."""
         self.texts.close()
         self._release()
+        _drain_unused()
 
     def chroma_traces(self, needles: list[bytes]) -> list[tuple[bytes, int]] | None:
         """Where Chroma's database file still holds one of ``needles`` (vector ids, raw vectors), live or in
@@ -414,6 +436,7 @@ class MemoryStore:
         path = self.texts.path
         self.texts.close()
         self._release()
+        _drain_unused()
         if path is not None:
             path.unlink(missing_ok=True)
 
