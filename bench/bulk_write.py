@@ -7,8 +7,9 @@ unit vectors by text, computed before the clock starts: this is about the store,
 * ``raw chroma``: one collection per owner (the engine's layout, cosine space), one ``add`` per owner with all of
   that owner's vectors: what the vector store itself costs;
 * ``add_many (default plans)``: the engine's bulk write with plans sized by the work (issue 26);
-* ``add_many (batch_size=64)``: the earlier default, one journaled plan per 64 messages (at the first size of
-  5,000 or fewer only: at 100,000 it took 1,023 s).
+* ``add_many (batch_size=64)``: the earlier default's plan size, one journaled plan per 64 messages (at the first
+  size of 5,000 or fewer only: at 100,000 it took 1,023 s with owners interleaved; each owner's messages now go
+  together in every mode, so this row no longer shows the old default's cost).
 
 Each ratio names its baseline: the engine's time over raw Chroma's. The engine's cost per 1,000 messages is also
 given for the first and the last quarter of each write (from its progress callback, once per plan): flat means the

@@ -70,3 +70,29 @@ def test_plans_cover_every_message_once_in_order_within_their_limits(sizes, batc
             assert e - s == 1 or sum(len(m.content) for m in messages[s:e]) <= PLAN_CHARS
         else:
             assert e - s <= batch
+
+
+def test_interleaved_owners_are_written_together_and_answered_in_the_given_order(monkeypatch):
+    """500 messages of 10 users, interleaved, in plans of 100: each owner's messages go in together (10 Chroma
+    calls, plus one for each plan's edge that cuts an owner in two: at most 15, where interleaved plans make 6 x 10 =
+    60), the records come back in the order given, a message given twice gets its
+    record twice, and each window and summary is what writing in the given order leaves."""
+    monkeypatch.setattr(manager_module, "PLAN_MESSAGES", 100)
+    mm, upserts = _manager(), []
+    inner_upsert = mm.store._upsert
+    monkeypatch.setattr(mm.store, "_upsert", lambda name, ids, vectors: (upserts.append(name),
+                                                                           inner_upsert(name, ids, vectors)))
+    given = _messages(500)
+    given.insert(7, given[3])  # a retry inside the call
+    records = mm.add_many(given)
+    assert [r.message_id for r in records] == [m.id for m in given]
+    assert records[7] == records[3] and mm.store.count() == 500
+    assert len(set(upserts)) == 10 and len(upserts) <= 10 + 5
+    one_by_one = _manager()
+    for m in given:
+        one_by_one.add(m)
+    for user in {m.user_id for m in given}:
+        owner = {"tenant_id": "acme", "user_id": user}
+        assert mm.recent(**owner) == one_by_one.recent(**owner)
+        assert mm.summary(**owner) == one_by_one.summary(**owner)
+        assert mm.summary_sources(**owner) == one_by_one.summary_sources(**owner)

@@ -146,7 +146,19 @@ def iso(ts: float) -> str:
 def field_values(obj: Any) -> dict[str, Any]:
     """A dataclass's fields as a dict, one level deep (lists copied, nothing deep-copied): ``asdict`` for the
     flat records the write path serialises thousands of times per batch."""
-    return {f.name: (list(v) if isinstance(v := getattr(obj, f.name), (list, tuple)) else v) for f in fields(obj)}
+    return {name: (list(v) if isinstance(v := getattr(obj, name), (list, tuple)) else v)
+            for name in _field_names(type(obj))}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, worked out once per class (``dataclasses.fields`` walks the class on every call)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import hmac
+import itertools
 import json
 import logging
 import secrets
@@ -136,9 +137,10 @@ class TextStore:
         _after(step)
 
     def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        """Run the statements in one transaction, in order; a run of the same statement is one ``executemany``."""
         with self.transaction():
-            for sql, args in statements:
-                self._db.execute(sql, args)
+            for sql, run in itertools.groupby(statements, key=lambda s: s[0]):
+                self._db.executemany(sql, (args for _, args in run))
 
     def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
@@ -291,18 +293,18 @@ class TextStore:
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
                 (tenant_id, user_id),
             )[0][0]
-            current += messages
-            overflow = current[: max(len(current) - keep, 0)]
+            overflow = (current + messages)[: max(len(current) + len(messages) - keep, 0)]
+            old_out = min(len(current), len(overflow))  # stored rows that fall out; the rest of it is never stored
             statements: list[tuple[str, tuple]] = [
                 ("INSERT INTO window VALUES (?, ?, ?, ?)",
-                 (tenant_id, user_id, seq + i, json.dumps(message, ensure_ascii=False)))
-                for i, message in enumerate(messages)
+                 (tenant_id, user_id, seq + i, json.dumps(messages[i], ensure_ascii=False)))
+                for i in range(len(overflow) - old_out, len(messages))
             ]
-            if overflow:
+            if old_out:
                 statements.append((
                     "DELETE FROM window WHERE tenant_id = ? AND user_id = ? AND seq IN "
                     "(SELECT seq FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq LIMIT ?)",
-                    (tenant_id, user_id, tenant_id, user_id, len(overflow)),
+                    (tenant_id, user_id, tenant_id, user_id, old_out),
                 ))
             self._tx(statements)
             return overflow
