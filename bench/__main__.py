@@ -33,10 +33,10 @@ BENCHMARKS = {
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/store/heap.py) off, on, and set at start",
     "judge_independent": "the judge conformance suite: rule judge vs plain bands on the project's and the independent pair sets (a count, not a timing)",
     "bulk_write": "MemoryManager.add_many on disk (plans sized by the work, and the old batches of 64) vs raw Chroma add of the same vectors, one collection per owner; cost per 1,000 first vs last quarter",
-    "room_browser": "a room in a real browser: N participants open the lab at once (30; --quick 6), time to a usable page and a slider rerun, server CPU per arrival and RSS, beside the same room on a bare Streamlit page",
-    "room_burst": "a hundred sessions opened fast against the live lab (6 loading at once, room cap 40): served, usable page p50/p95, server RSS and open files start/peak/end, labs on disk, the first session told its lab was cleared",
+    "room_browser": "a room in a real browser: N participants open the lab at once (30; --quick 4), time to a usable page and a slider rerun, server CPU per arrival and RSS, beside the same room on a bare Streamlit page",
+    "room_burst": "a hundred sessions opened fast against the live lab (6 loading at once, room cap 40; --quick 8 sessions, cap 4): served, usable page p50/p95, server RSS and open files start/peak/end, labs on disk, the first session told its lab was cleared",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
-    "crash_async": "SIGKILL an agent-style ingest_async loop at random points, 30 rounds (--quick 6), reopen and restart: acknowledged messages lost, duplicates, orphan vectors, pending plans, crashes (a count, not a timing)",
+    "crash_async": "SIGKILL an agent-style ingest_async loop at random points, 30 rounds (--quick 4), reopen and restart: acknowledged messages lost, duplicates, orphan vectors, pending plans, crashes (a count, not a timing)",
 }
 
 
@@ -51,18 +51,38 @@ def main(argv: list[str] | None = None) -> int:
     names = list(BENCHMARKS) if a.name == "all" else [a.name]
     root = Path(__file__).resolve().parent.parent
     failures = []
+    seconds: dict[str, float] = {}
     for name in names:
         print(f"== {name}: {BENCHMARKS[name]}", flush=True)
         start = time.perf_counter()
         cmd = [sys.executable, "-m", f"bench.{name}"] + (["--quick"] if a.quick else [])
         if subprocess.run(cmd, cwd=root).returncode != 0:
             failures.append(name)
-        print(f"   ({time.perf_counter() - start:.0f} s)", flush=True)
+        seconds[name] = time.perf_counter() - start
+        print(f"   ({seconds[name]:.0f} s)", flush=True)
+    if a.name == "all":
+        write_run_times(seconds, failures, quick=a.quick)
     print(write_summary())
     if failures:
         print(f"failed: {', '.join(failures)}", file=sys.stderr)
         return 1
     return 0
+
+
+def write_run_times(seconds: dict[str, float], failures: list[str], *, quick: bool) -> None:
+    """bench/results/bench_all[_quick].json and .md: each benchmark's wall time in this run, and the total (issue
+    26: ``bench all --quick`` within 10 minutes on 2 cores)."""
+    from .common import write_results
+
+    total = sum(seconds.values())
+    command = "python -m bench all" + (" --quick" if quick else "")
+    lines = [f"`{command}`: each benchmark's wall time, one after another (failed: {', '.join(failures) or 'none'}).",
+             "", "| benchmark | seconds |", "| --- | ---: |"]
+    lines += [f"| {name} | {sec:.0f} |" for name, sec in seconds.items()]
+    lines.append(f"| **total** | **{total:.0f}** ({total / 60:.1f} min) |")
+    write_results("bench_all_quick" if quick else "bench_all",
+                  {"command": command, "seconds": {k: round(v, 1) for k, v in seconds.items()},
+                   "total_s": round(total, 1), "failed": failures}, "\n".join(lines))
 
 
 README_START = "<!-- bench:summary:start (python -m bench all / summary writes this block) -->"

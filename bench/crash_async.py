@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.crash_async", description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=ROUNDS)
     p.add_argument("--seed", type=int, default=28)
-    p.add_argument("--quick", action="store_true", help="6 rounds")
+    p.add_argument("--quick", action="store_true", help="4 rounds")
     a = p.parse_args(argv)
-    rounds = 6 if a.quick else a.rounds
+    rounds = 4 if a.quick else a.rounds
     rng = random.Random(a.seed)
     msgs = messages()
     rows = []

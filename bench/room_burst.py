@@ -13,7 +13,7 @@ Measured on the server process (``/proc/<pid>``), sampled every 0.5 s: resident 
 the start, at their peak and at the end; the labs on disk at the end (one folder each under the data folder). A
 session that has no usable page within ``--timeout`` seconds, or that shows an exception, is not served.
 
-Writes bench/results/room_burst.json and .md (room_burst_quick with --quick: 12 sessions, cap 5).
+Writes bench/results/room_burst.json and .md (room_burst_quick with --quick: 8 sessions, cap 4, 4 loading at once).
 """
 
 from __future__ import annotations
@@ -157,16 +157,17 @@ def table(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.room_burst", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="12 sessions, cap 5")
+    p.add_argument("--quick", action="store_true", help="8 sessions, cap 4, 4 loading at once")
     p.add_argument("--sessions", type=int, default=None, help="sessions opened (default 100)")
     p.add_argument("--cap", type=int, default=None, help="MEMORY_LAB_MAX_LABS for the server (default 40)")
-    p.add_argument("--at-once", type=int, default=6, help="sessions loading at the same time (default 6)")
+    p.add_argument("--at-once", type=int, default=None, help="sessions loading at the same time (default 6)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a session waits before giving up")
     a = p.parse_args(argv)
     _wait_for_chromium()
-    sessions = a.sessions or (12 if a.quick else 100)
-    cap = a.cap or (5 if a.quick else 40)
-    result = measure(sessions, cap, a.at_once, a.timeout)
+    sessions = a.sessions or (8 if a.quick else 100)
+    cap = a.cap or (4 if a.quick else 40)
+    at_once = a.at_once or (4 if a.quick else 6)
+    result = measure(sessions, cap, at_once, a.timeout)
     result["command"] = "python -m bench.room_burst" + (" --quick" if a.quick else "") + \
         (f" --sessions {a.sessions}" if a.sessions else "") + (f" --cap {a.cap}" if a.cap else "")
     text = table(result)

@@ -117,7 +117,7 @@ def disk(data_dir: Path) -> tuple[int, int]:
 
 
 def snapshot(label: str, data_dir: Path, labs: int) -> dict[str, Any]:
-    from memory.store.chroma import chroma as store
+    from memory.store import chroma as store
 
     gc.collect()
     fds, fds_data = open_fds(data_dir)
