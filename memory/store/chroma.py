@@ -28,7 +28,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from memory.store.chroma_files import (opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
+from memory.store.chroma_files import (Serialized, opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
                            traces)
 from memory.core.errors import ErasedError, MemoryLabError
 from memory.store.heap import zero_fill_allocations
@@ -177,7 +177,7 @@ def chroma_client(location: StoreLocation):
                 zero_fill_allocations()  # before Chroma allocates the index buffers it persists (memory/store/heap.py)
                 folder = location.data_dir / "chroma"
                 with opening(folder):  # auto_vacuum first; one process at a time runs Chroma's migrations
-                    _CLIENTS[key] = chromadb.PersistentClient(path=str(folder), settings=settings)
+                    _CLIENTS[key] = Serialized(chromadb.PersistentClient(path=str(folder), settings=settings))
             else:
                 _CLIENTS[key] = chromadb.EphemeralClient(settings=settings)
         return _CLIENTS[key]

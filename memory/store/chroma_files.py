@@ -37,6 +37,7 @@ import fcntl
 import os
 import re
 import sqlite3
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -46,6 +47,34 @@ import numpy as np
 from memory.core.errors import MemoryLabError
 
 SQLITE_NAME = "chroma.sqlite3"
+CHROMA_FILE_LOCK = threading.RLock()
+"""Held around every call of an embedded Chroma client or collection (:class:`Serialized`) and every direct read or
+write of Chroma's SQLite file (:class:`_connect`). Chroma's Rust bindings link their own copy of SQLite; this module
+reads and rewrites the same file through Python's. POSIX locks never exclude two connections of one process, so
+without this lock an erasure's rewrite or check could run inside another owner's Chroma write: the check read a
+"malformed" file and the other writer's commit failed ("disk I/O error"; ``python -m bench.erase_cost --sizes
+1000,5000``). Chroma's calls hold the interpreter lock for their whole length, so serialising them costs little."""
+
+
+class Serialized:
+    """An embedded Chroma client, or a collection of one, whose every method runs under :data:`CHROMA_FILE_LOCK`
+    (collections it returns are wrapped the same way); attributes that are not methods are read through."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Any) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if not callable(value):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with CHROMA_FILE_LOCK:
+                out = value(*args, **kwargs)
+            return Serialized(out) if type(out).__name__ == "Collection" else out
+        return call
 _BUSY_MS = 60_000
 
 
@@ -337,8 +366,16 @@ class _connect:
     def __enter__(self) -> sqlite3.Connection:
         if not self.path.exists():
             raise MemoryLabError(f"no Chroma database at {self.path}")
-        self.db = sqlite3.connect(str(self.path), timeout=_BUSY_MS / 1000, isolation_level=None)
+        CHROMA_FILE_LOCK.acquire()  # no Chroma call of this process runs while this connection is open
+        try:
+            self.db = sqlite3.connect(str(self.path), timeout=_BUSY_MS / 1000, isolation_level=None)
+        except BaseException:
+            CHROMA_FILE_LOCK.release()
+            raise
         return self.db
 
     def __exit__(self, *exc: object) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        finally:
+            CHROMA_FILE_LOCK.release()
