@@ -98,7 +98,16 @@ def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool
     if at is not None and paths[at].remaining:
         _clear_chroma_traces(manager, erased.evidence, paths, at, removed)
     if disk_scan and manager.data_dir is not None:
-        paths.append(_disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id)))
+        check, where = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+        text_file = manager.store.text_file
+        if text_file is not None and text_file.resolve() in {path.resolve() for path in where}:
+            # a copy SQLite's page rebalancing left in the text store's file (seen beside another owner's writer):
+            # rebuild the file, then search again
+            with manager.writing("rebuilding the text file after an erasure"):
+                manager.store.rebuild_text_file()
+            removed["text_file_rebuilt"] = 1
+            check, _ = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+        paths.append(check)
     return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
 
 
@@ -194,11 +203,13 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in evidence.texts)]
     checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
     if disk_scan and manager.data_dir is not None:
-        checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id)))
+        checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id))[0])
     return checks
 
 
-def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[str, str]) -> PathCheck:
+def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[str, str]
+                ) -> tuple[PathCheck, set[Path]]:
+    """The disk check, and the files a trace was found in."""
     data_dir = manager.data_dir
     assert data_dir is not None  # both callers scan the disk only for a manager that has a folder
     canaries = DiskCanaries.of(evidence)
@@ -215,7 +226,7 @@ def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[s
         detail += f"; {also_others} found that another owner also holds (no leak)"
     if hits:
         detail += "; found in " + ", ".join(sorted({str(path) for path, _ in hits}))
-    return PathCheck("disk", len(hits), detail)
+    return PathCheck("disk", len(hits), detail), {Path(path) for path, _ in hits}
 
 
 @dataclass

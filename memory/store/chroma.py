@@ -414,6 +414,16 @@ class MemoryStore:
         pages' cost, not the file's. Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""
         return 0 if self.chroma_dir is None else rewrite_rows_of_pages(self.chroma_dir, pages, skip=skip)
 
+    @property
+    def text_file(self) -> Path | None:
+        """The text store's SQLite file (None in memory)."""
+        return self.texts.path
+
+    def rebuild_text_file(self) -> None:
+        """Rebuild the text store's file (VACUUM): clears a trace an erasure's disk scan found there. Call it while
+        no write of this store runs (:meth:`MemoryManager.writing`)."""
+        self.texts.rebuild()
+
     def rebuild_chroma_file(self) -> None:
         """Rebuild Chroma's database file (VACUUM, the file's cost): clears a trace :meth:`chroma_traces` found.
         Call it while no write of this store runs (:meth:`MemoryManager.writing`)."""

@@ -91,6 +91,12 @@ class TextStore:
         self._salt = bytes.fromhex(self._rows("SELECT value FROM info WHERE key = 'salt'")[0][0])
         self._writer = WriterLease(None if self.path is None else self.path.parent / "writers")
 
+    def rebuild(self) -> None:
+        """Rebuild the file (VACUUM, the file's cost): every page written afresh, so no copy of deleted text that
+        SQLite's page rebalancing left in a page's unused area survives. For a trace an erasure's disk scan found."""
+        with self._lock:
+            self._db.execute("VACUUM")
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
