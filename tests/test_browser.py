@@ -161,11 +161,22 @@ def _context(browser, viewport: dict):
     return context
 
 
-def _rerun(page, action) -> None:
-    """Do ``action`` (a click or key press that reruns the app), wait for that run to start, then to finish."""
+def _rerun(page, action, *, again_after_ms: int | None = None) -> None:
+    """Do ``action`` (a click or key press that reruns the app), wait for that run to start, then to finish.
+
+    ``again_after_ms``: for an action that is safe to repeat (Enter in a text field: a second press commits the same
+    value), do it once more if no run has started by then. Under the suite's load Chromium sometimes loses a key
+    press (one CI run: Enter in the Chinese Dedup page's field started no run in 60 s; bench.room_browser counts such
+    losses on a bare Streamlit page too)."""
     before = page.evaluate("() => window.__labRuns")
     action()
-    page.wait_for_function("n => window.__labRuns > n", arg=before, polling=50, timeout=RERUN_WAIT_MS)
+    started = "n => window.__labRuns > n"
+    if again_after_ms is not None:
+        try:
+            page.wait_for_function(started, arg=before, polling=50, timeout=again_after_ms)
+        except PlaywrightTimeout:
+            action()
+    page.wait_for_function(started, arg=before, polling=50, timeout=RERUN_WAIT_MS)
     _wait_idle(page)
 
 
@@ -678,7 +689,7 @@ def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image
             for key in keys:
                 field = _main(tab).get_by_role("textbox", name=i18n.TEXT[key][lang], exact=True)
                 field.fill(payload)
-                _rerun(tab, lambda field=field: field.press("Enter"))
+                _rerun(tab, lambda field=field: field.press("Enter"), again_after_ms=15_000)
             assert tab.locator("[data-testid='stException']").count() == 0, path
             found = tab.evaluate(OUTSIDE)
             outside = [t for t in found["links"] + found["images"] if urlsplit(urljoin(tab.url, t)).scheme in
