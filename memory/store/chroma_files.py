@@ -73,8 +73,11 @@ class Serialized:
         def call(*args: Any, **kwargs: Any) -> Any:
             with CHROMA_FILE_LOCK:
                 out = value(*args, **kwargs)
+            # by name: chromadb is imported in memory.store.chroma alone (tests/test_architecture.py)
             return Serialized(out) if type(out).__name__ == "Collection" else out
         return call
+
+
 _BUSY_MS = 60_000
 
 
