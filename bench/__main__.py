@@ -31,7 +31,7 @@ BENCHMARKS = {
     "lesson_defaults": "blind vs governed pollution for every labelled query of the default scenario, raw and facts write paths (a count, not a timing)",
     "embedders": "per embedder: load time, encode rate, venv MB added; recall@1/5/10 on recall_zh and the LoCoMo sample (dense, BM25, hybrid)",
     "heap_fill": "the embedded store's workload with glibc's allocation fill (memory/store/heap.py) off, on, and set at start",
-    "judge_independent": "the judge conformance suite: rule judge vs plain bands on the project's and the independent pair sets (a count, not a timing)",
+    "judge_independent": "the judge conformance suite: plain bands, rules and the learned judge side by side on every pair set, with each one's cost per decision",
     "bulk_write": "MemoryManager.add_many on disk (plans sized by the work, and the old batches of 64) vs raw Chroma add of the same vectors, one collection per owner; cost per 1,000 first vs last quarter",
     "room_browser": "a room in a real browser: N participants open the lab at once (30; --quick 4), time to a usable page and a slider rerun, server CPU per arrival and RSS, beside the same room on a bare Streamlit page",
     "room_burst": "a hundred sessions opened fast against the live lab (6 loading at once, room cap 40; --quick 8 sessions, cap 4): served, usable page p50/p95, server RSS and open files start/peak/end, labs on disk, the first session told its lab was cleared",

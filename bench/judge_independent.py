@@ -1,39 +1,87 @@
-"""The judge conformance suite on every labelled pair set: the rule judge, and the plain two-band rule beside it.
+"""The judge conformance suite: the plain two-band rule, the rule judge and the learned judge side by side, with each
+one's cost per decision.
 
 Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
-ones (fixtures/independent/: dev_* and test_* have been tuned on, heldout_* is only measured). Similarity from MiniLM
-(the lab's default model). This is a count, not a timing. Results: bench/results/judge_independent.json and .md.
+ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C) and unseen_* (set
+D) are only measured). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
+judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
+--chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
-    python -m bench.judge_independent [--quick] [--embedder NAME]
+    python -m bench.judge_independent [--quick] [--embedder NAME] [--chat]
+
+Cost per decision: each judge decides every pair of the sets once more, one pair at a time as the write path asks,
+with its memos emptied first (the learned judge's time includes embedding both statements), timed in this process.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
+from typing import Any
 
 from bench.common import write_results
 from memory import make_embedder
-from memory.eval.conformance import conformance_sets, format_conformance, plain_judge, run_conformance
+from memory.core.config import MemoryConfig
+from memory.core.textcaches import clear_text_caches
+from memory.eval.conformance import SetResult, conformance_sets, format_conformance, plain_judge, run_conformance
+from memory.eval.pairs import load_pairs, pair_similarities
+from memory.write.adjudicate import Judge, judge_reason
+from memory.write.learned import LearnedJudge
+
+
+def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> float:
+    """Milliseconds per decision, memos emptied first."""
+    config = MemoryConfig()
+    clear_text_caches()
+    start = time.perf_counter()
+    for existing, incoming, sim in pairs:
+        judge(existing, incoming, sim, config=config)
+    return (time.perf_counter() - start) * 1000 / max(len(pairs), 1)
+
+
+def summary(results: list[SetResult]) -> dict[str, Any]:
+    held = [r for r in results if r.name.startswith(("independent/heldout", "independent/unseen"))]
+    n = sum(r.pairs for r in held)
+    return {"held_out_pairs": n,
+            "held_out_outcome": round(sum(r.outcome_accuracy * r.pairs for r in held) / n, 4) if n else None,
+            "held_out_4_verdict": round(sum(r.accuracy * r.pairs for r in held) / n, 4) if n else None,
+            "held_out_data_lost": sum(r.data_lost for r in held)}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*)")
-    p.add_argument("--embedder", default="minilm", help="the model whose cosine the judges see (default minilm)")
+    p.add_argument("--embedder", default="minilm", help="the model whose cosine the rules see (default minilm)")
+    p.add_argument("--chat", action="store_true", help="also the chat-model judge (MEMORY_JUDGE_URL, _MODEL, _API_KEY)")
     a = p.parse_args(argv)
     embedder = make_embedder(a.embedder)
     sets = conformance_sets()
     if a.quick:
         sets = {k: v for k, v in sets.items() if k.startswith(("independent/heldout", "independent/unseen"))}
-    rules = run_conformance(None, embedder=embedder, sets=sets)
-    plain = run_conformance(plain_judge, embedder=embedder, sets=sets)
-    table = "\n".join([
-        f"The rule judge (memory.write.adjudicate.RULES), similarity from {embedder.name}:", "",
-        format_conformance(rules), "",
-        "The plain two-band rule on the same pairs:", "", format_conformance(plain)])
-    write_results("judge_independent", {"embedder": embedder.name, "quick": a.quick,
-                                        "rules": [r.to_dict() for r in rules],
-                                        "plain": [r.to_dict() for r in plain]}, table)
+    judges: dict[str, tuple[str, Judge]] = {
+        "plain": ("The plain two-band rule", plain_judge),
+        "rules": ("The rule judge (memory.write.adjudicate.RULES)", judge_reason),
+        "learned": ("The learned judge (memory.write.learned, weights memory/write/judge_model.json)", LearnedJudge()),
+    }
+    if a.chat:
+        from memory.write.chat_judge import ChatJudge
+
+        judges["chat"] = ("The chat-model judge (memory.ChatJudge)", ChatJudge.from_env())
+    items = [it for path in sets.values() for it in load_pairs(path) if it.expected is not None]
+    pairs = [(it.existing, it.incoming, float(s)) for it, s in zip(items, pair_similarities(items, embedder))]
+    data: dict[str, Any] = {"embedder": embedder.name, "quick": a.quick, "judges": {}}
+    parts = []
+    for key, (title, judge) in judges.items():
+        results = run_conformance(None if judge is judge_reason else judge, embedder=embedder, sets=sets)
+        ms = cost_per_decision(judge, pairs)
+        data["judges"][key] = {"title": title, "ms_per_decision": round(ms, 3), **summary(results),
+                               "sets": [r.to_dict() for r in results]}
+        s = summary(results)
+        parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*, {s['held_out_pairs']} "
+                  f"pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
+                  f"data-losing mistakes {s['held_out_data_lost']}", "", format_conformance(results), ""]
+    table = "\n".join([f"Cosine for the rules and the plain rule from {embedder.name}.", ""] + parts).rstrip()
+    write_results("judge_independent" + ("_quick" if a.quick else ""), data, table)
     print(table)
     return 0
 

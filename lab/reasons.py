@@ -48,6 +48,7 @@ ZH_TEMPLATES: dict[str, str] = {
     "model.different_subject": "模型（{model}）判定两条说的是不同的人或事物：一条独立的事实。",
     "model.unrelated": "模型（{model}）判定两条互不相关：一条独立的事实。",
     "model.fallback": "模型（{model}）没有给出可用的判定（{cause}），改由后备判定器决定：{fallback_text}",
+    "learned.overruled": "学习型判定器（综合了两条陈述的解读和向量）判为{verdict}（可能性 {confidence}）；只看规则会判为{rules_verdict}：{fallback_text}",
     "legacy": "{text}",
 }
 """The Chinese sentence of every code of :data:`memory.core.reasons.CODES`."""
@@ -102,6 +103,11 @@ def say(reason: Reason, lang: str) -> str:
     if language is CHINESE and reason.plain is not None:  # the plain rule's verdict in Chinese too
         reason = Reason(reason.code, reason.params, (reason.plain[0], _VERDICTS_ZH.get(reason.plain[1],
                                                                                       reason.plain[1])))
+    if language is CHINESE and "rules_verdict" in reason.params:  # learned.overruled: both verdicts in Chinese
+        params = dict(reason.params)
+        for key in ("verdict", "rules_verdict"):
+            params[key] = _VERDICTS_ZH.get(str(params[key]), params[key])
+        reason = Reason(reason.code, params, reason.plain)
     return render_reason(reason, language)
 
 

@@ -76,6 +76,8 @@ EN: dict[str, str] = {
     "model.unrelated": "The model ({model}) judged the two statements unrelated: an independent fact.",
     "model.fallback": "The model ({model}) gave no usable verdict ({cause}), so the fallback judge decided: "
                       "{fallback_text}",
+    "learned.overruled": "The learned judge decided {verdict} ({confidence} likely, weighing the reading and both "
+                         "statements' vectors); the rules alone would say {rules_verdict}: {fallback_text}",
     "legacy": "{text}",
 }
 """Every reason code and its English sentence (``str.format`` fields are the code's parameters)."""

@@ -43,3 +43,36 @@ def cached_texts() -> int:
     """How many entries the registered memos hold now."""
     with _LOCK:
         return sum(memo.cache_info().currsize for memo in _MEMOS)
+
+
+class TextMemo:
+    """A bounded dict memo (oldest entry dropped first) that callers fill themselves, for answers computed in batches
+    (an ``lru_cache`` can only be filled by calling its function). Registered like :func:`text_cache`'s memos."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._data: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+        with _LOCK:
+            _MEMOS.append(self)
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            return self._data.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+            self._data[key] = value
+            while len(self._data) > self.maxsize:
+                self._data.pop(next(iter(self._data)))
+
+    def cache_info(self) -> Any:
+        from types import SimpleNamespace
+
+        with self._lock:
+            return SimpleNamespace(currsize=len(self._data))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._data.clear()

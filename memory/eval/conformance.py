@@ -43,6 +43,13 @@ class SetResult:
     report: PairReport
 
     @property
+    def outcome_accuracy(self) -> float:
+        """Share of pairs whose outcome is right: duplicate, update, or kept (coexist and new both keep the fact)."""
+        keep = lambda v: "keep" if v in ("coexist", "new") else v  # noqa: E731
+        labelled = self.report.labelled
+        return sum(keep(r.decision) == keep(r.expected) for r in labelled) / len(labelled) if labelled else 0.0
+
+    @property
     def data_lost(self) -> int:
         return sum(self.errors[k] for k in DATA_LOSING)
 
@@ -50,7 +57,8 @@ class SetResult:
         return self.data_lost == 0 and self.accuracy >= min_accuracy
 
     def to_dict(self) -> dict[str, Any]:
-        return {"set": self.name, "pairs": self.pairs, "accuracy": round(self.accuracy, 4), "errors": self.errors,
+        return {"set": self.name, "pairs": self.pairs, "accuracy": round(self.accuracy, 4),
+                "outcome_accuracy": round(self.outcome_accuracy, 4), "errors": self.errors,
                 "data_lost": self.data_lost}
 
 
@@ -83,10 +91,11 @@ def run_conformance(judge: Judge | None, *, embedder: Embedder, sets: dict[str, 
 
 def format_conformance(results: Sequence[SetResult]) -> str:
     """A Markdown table: accuracy, data-losing mistakes and the rest per set."""
-    lines = ["| set | pairs | accuracy | silent losses | wrong retirements | dropped | stale kept | duplicates stored "
-             "| coexist/new mixed |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| set | pairs | outcome accuracy | 4-verdict accuracy | silent losses | wrong retirements | dropped "
+             "| stale kept | duplicates stored | coexist/new mixed |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
         e = r.errors
-        lines.append(f"| {r.name} | {r.pairs} | {r.accuracy:.3f} | {e['silent_loss']} | {e['wrong_retire']} | "
+        lines.append(f"| {r.name} | {r.pairs} | {r.outcome_accuracy:.3f} | {r.accuracy:.3f} | {e['silent_loss']} | {e['wrong_retire']} | "
                      f"{e['dropped']} | {e['stale_kept']} | {e['duplicate_stored']} | {e['other']} |")
     return "\n".join(lines)

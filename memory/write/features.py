@@ -1,0 +1,141 @@
+"""The reading of a (stored, incoming) pair as numbers: what the learned judge decides on.
+
+Each feature is a question about the two readings (:mod:`memory.write.reading`) that does not depend on the
+language: same subject and attribute, values equal or in conflict, polarity, an end or a change announced, an
+addition, conditions on either side, another person, a habit beside one occurrence, shared wording, and the
+cosine. The rules of :mod:`memory.write.adjudicate` are asked too, each one on its own ("would this rule decide
+the pair?"), so the evidence they were written to find is weighed, not ranked by hand.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.core.config import MemoryConfig
+from memory.write.adjudicate import (
+    _AWAY, _PAST, _THIRD_PARTY, PRIORITY, RULES, Pair, _attitude, _change_event, _departure, _mentions, _relations,
+    _same_content, _same_value_set, _specific, _subjects_match, _values_equal,
+)
+from memory.write.lexicon import WEAK_CHANGE, additive_marker, change_marker
+from memory.write.reading import Reading
+
+_HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|every|each|daily|weekly|often|most days|tends? to|"
+                    r"regularly|never)\b|平时|平常|通常|一般|每天|每周|每个?月|每晚|每早|总是|经常|常常|一直|向来|从不",
+                    re.IGNORECASE)
+_ONCE = re.compile(r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week|weekend)|last (?:night|week|"
+                   r"weekend|month|year|time)|just now|earlier today|on (?:monday|tuesday|wednesday|thursday|friday|"
+                   r"saturday|sunday) (?:we|i))\b|今天|今晚|昨天|昨晚|刚才|今早|这周|上周|那天|这次", re.IGNORECASE)
+_END = re.compile(r"\b(?:no longer|not anymore|any more|anymore|quit|stopped|gave up|given up|cancell?ed|called off|"
+                  r"dropped|sold|ended|broke up|moved out|left|retired|resigned|unsubscribed|got rid of|don't .* anymore|"
+                  r"isn't|aren't|wasn't|not)\b|不再|不[^\s，。]{0,4}了|没有?再|戒了|戒掉|辞职|离职|取消|退订|退掉|停了|停掉|"
+                  r"卖了|卖掉|分手|搬走|退了|已经不|没了", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
+
+
+def _surface(text: str) -> set[str]:
+    if _CJK.search(text):
+        chars = re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "")
+        return {chars[i : i + 2] for i in range(len(chars) - 1)} | set(re.findall(r"[a-z0-9]+", text.lower()))
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+
+
+def _units(text: str) -> set[str]:
+    """A statement's wording as units: English words; Chinese characters and character pairs."""
+    if _CJK.search(text):
+        chars = re.sub(r"\s+", "", text)
+        return {chars[i : i + 2] for i in range(len(chars) - 1)} | set(chars)
+    return set(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def changed_wording(old: str, new: str) -> tuple[list[str], list[str]]:
+    """(units only the incoming statement has, units only the stored one has), sorted: "no longer", "also", "this
+    time", "改到" show up here whatever the topic."""
+    a, b = _units(old), _units(new)
+    return sorted(b - a), sorted(a - b)
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) -> dict[str, float]:
+    """name -> value for one pair (0/1 for a yes/no question)."""
+    p = Pair(old, new, sim, config)
+    f: dict[str, float] = {}
+    f["sim"] = sim
+    f["sim_sq"] = sim * sim
+    f["chinese"] = float(p.chinese)
+    f["same_attr"] = float(p.same_attr)
+    f["subjects_match"] = float(_subjects_match(old, new))
+    f["both_specific"] = float(_specific(old) and _specific(new))
+    f["attrs_differ"] = float(_specific(old) and _specific(new) and old.attribute != new.attribute)
+    f["no_attr"] = float(not old.attribute and not new.attribute)
+    f["values_equal"] = float(p.same_attr and _values_equal(old.value, new.value))
+    f["value_set_same"] = float(_same_value_set(p))
+    f["conflict"] = float(p.conflict)
+    f["values_only_new"] = float(bool(new.values) and not old.values)
+    f["values_only_old"] = float(bool(old.values) and not new.values)
+    f["old_negated"] = float(old.negated)
+    f["new_negated"] = float(new.negated)
+    f["negation_flip"] = float(old.negated != new.negated)
+    f["new_changed"] = float(new.changed)
+    f["old_changed"] = float(old.changed)
+    marker = p.change_marker
+    f["change_marker"] = float(marker is not None)
+    f["strong_change"] = float(marker is not None and marker not in WEAK_CHANGE)
+    f["old_change_marker"] = float(change_marker(old.text) is not None)
+    f["new_ceased"] = float(new.ceased)
+    f["old_ceased"] = float(old.ceased)
+    f["ceased_mentions"] = float(new.ceased and _mentions(old, new.value))
+    moved = _change_event(new.text)
+    f["change_event"] = float(moved is not None)
+    f["change_event_old"] = float(moved is not None and _mentions(old, moved[0].lower()))
+    gone = _departure(new.text)
+    f["departure"] = float(gone is not None)
+    f["departure_old"] = float(gone is not None and _mentions(old, gone.lower()))
+    f["away"] = float(bool(_AWAY.search(new.text)))
+    f["end_word_new"] = float(bool(_END.search(new.text)))
+    f["end_word_old"] = float(bool(_END.search(old.text)))
+    f["additive"] = float(additive_marker(new.text) is not None)
+    f["old_additive"] = float(additive_marker(old.text) is not None)
+    f["both_qualified"] = float(p.both_qualified)
+    f["one_qualified"] = float(p.one_qualified)
+    f["new_context_only"] = float(bool(new.context) and not old.context)
+    f["old_context_only"] = float(bool(old.context) and not new.context)
+    kinds_old, kinds_new = p.kinds
+    f["kinds_differ"] = float(kinds_old != kinds_new)
+    f["complementary"] = float(p.complementary)
+    f["kinds_new_only"] = float(bool(kinds_new) and not kinds_old)
+    rel_old, rel_new = _relations(old.text), _relations(new.text)
+    f["relations_differ"] = float(rel_old != rel_new)
+    f["third_party_new"] = float(bool(_THIRD_PARTY.search(new.text)))
+    f["third_party_old"] = float(bool(_THIRD_PARTY.search(old.text)))
+    f["past_old"] = float(bool(_PAST.search(old.text)))
+    habit_old, habit_new = bool(_HABIT.search(old.text)), bool(_HABIT.search(new.text))
+    once_old, once_new = bool(_ONCE.search(old.text)), bool(_ONCE.search(new.text))
+    f["habit_old_once_new"] = float(habit_old and once_new and not habit_new)
+    f["once_old_habit_new"] = float(once_old and habit_new and not once_old)
+    f["once_new"] = float(once_new)
+    f["attitude_differs"] = float(_attitude(old.text) != _attitude(new.text))
+    f["overlap"] = p.overlap
+    f["surface_overlap"] = p.surface_overlap
+    sa, sb = _surface(old.text), _surface(new.text)
+    f["jaccard"] = _jaccard(sa, sb)
+    f["same_content"] = float(_same_content(old, new))
+    f["substitution"] = float(p.substitution is not None)
+    f["shared_domain"] = float(bool(set(old.domains) & set(new.domains)))
+    f["same_slot"] = float(p.same_slot)
+    f["same_topic"] = float(p.same_topic)
+    f["single_valued"] = float(old.single_valued and new.single_valued)
+    f["len_ratio"] = min(len(old.text), len(new.text)) / max(len(old.text), len(new.text), 1)
+    first = None
+    for rule in RULES:
+        fired = rule.applies(p) is not None
+        f["rule:" + rule.id] = float(fired)
+        if fired and first is None:
+            first = rule
+    for verdict in PRIORITY:
+        f["rules_say:" + verdict] = float(first is not None and first.verdict == verdict)
+    return f

@@ -1,0 +1,227 @@
+"""The learned judge: the pair's reading (:mod:`memory.write.features`) and the two statements' vectors, weighed by a
+model trained on labelled pairs, then a decision that avoids losing data.
+
+How it decides one (stored, incoming) pair:
+
+1. **Read** both statements (:func:`memory.write.reading.read_statement`) and ask the language-neutral questions of
+   :func:`memory.write.features.pair_features` (same attribute? values in conflict? an end or a change announced?
+   conditions, another person, a habit beside one occurrence? which rules would fire?).
+2. **Embed** both with the judge's own model (multilingual-e5-small, whatever the store uses, so the same pair gets
+   the same verdict in every lab and entry point) and take their element-wise product and distance.
+3. **Weigh**: a multinomial logistic regression over those numbers gives the probability of each verdict.
+4. **Decide** by expected cost, not by the most probable verdict: taking an update or a new fact for a duplicate
+   loses it, taking a valid fact for an update retires it, so those mistakes cost more than keeping a stale or a
+   duplicate fact (:data:`COST`). The verdict with the least expected cost wins.
+
+The weights are a small JSON file shipped beside this module (``judge_model.json``), written by
+``python -m memory.tools.train_judge`` from the training-only pair sets in ``fixtures/training/`` and the tuning
+sets; the held-out sets (``fixtures/independent/heldout_*``, ``unseen_*``) are never trained on.
+
+When the learned verdict is the rules' verdict, the decision carries the rule's reason (it names the attribute,
+values and contexts); when it differs, the reason is ``learned.overruled`` with the verdict's probability and the
+rule's reason inside, so a reader sees what the rules said and that the model disagreed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from memory.core.config import MemoryConfig
+from memory.core.errors import ConfigError
+from memory.core.reasons import FALLBACK_PREFIX, Reason
+from memory.core.textcaches import TextMemo
+from memory.write.adjudicate import VERDICTS, Verdict, judge_reason
+from memory.write.features import changed_wording, pair_features
+from memory.write.reading import read_statement
+
+MODEL_FILE = Path(__file__).with_name("judge_model.json")
+FORMAT = 1
+VECTOR_BLOCKS = ("prod", "absdiff")
+"""The vector features after the named ones: a*b and |a-b| of the two statements' unit vectors."""
+HASH_DIM = 2048
+"""Then the changed wording (memory.write.features.changed_wording): counts of the units only the incoming statement
+has, then of those only the stored one has, each hashed (crc32) into this many buckets."""
+
+COST: tuple[tuple[float, ...], ...] = (
+    # decided:  duplicate update coexist new      (rows: the true verdict)
+    (0.0, 1.0, 1.0, 1.0),   # duplicate: storing it again or retiring an equal fact loses nothing
+    (6.0, 0.0, 2.0, 2.0),   # update: taken for a duplicate = a silent loss; kept beside = a stale fact stays live
+    (6.0, 6.0, 0.0, 0.3),   # coexist: a duplicate drops it, an update retires a valid fact
+    (6.0, 6.0, 0.3, 0.0),   # new: likewise; coexist and new both keep the fact
+)
+"""Expected-cost weights of the decision: the data-losing mistakes (memory.eval.conformance.DATA_LOSING) cost six
+times a stale or duplicated fact."""
+
+
+@dataclass(frozen=True)
+class JudgeModel:
+    """The weights of a trained judge (``judge_model.json``)."""
+
+    vectors: str
+    """The embedder whose vectors the model reads (``e5``)."""
+    features: tuple[str, ...]
+    """The named features, in order (memory.write.features.pair_features)."""
+    dim: int
+    """Vector dimension: ``len(VECTOR_BLOCKS) * dim`` vector numbers follow the named features."""
+    hash_dim: int
+    """Buckets of each changed-wording block (two blocks end the features)."""
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    """(4, n_features): one row per verdict, in VERDICTS order."""
+    intercept: np.ndarray
+    cost: np.ndarray
+    trained_on: dict[str, int]
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """Each verdict's probability for feature rows ``x`` (n, n_features)."""
+        logits = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def decide(self, p: np.ndarray) -> np.ndarray:
+        """The least expected cost verdict's index for each row of probabilities."""
+        return np.argmin(p @ self.cost, axis=1)
+
+
+def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
+    """Read and check a model file; ConfigError naming the file and the field that is wrong."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a readable judge model ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a judge model is a JSON object")
+    if raw.get("format") != FORMAT:
+        raise ConfigError(f"{path}: field 'format' must be {FORMAT}, got {raw.get('format')!r}")
+    try:
+        features = tuple(str(f) for f in raw["features"])
+        dim, hash_dim = int(raw["dim"]), int(raw["hash_dim"])
+        width = len(features) + len(VECTOR_BLOCKS) * dim + 2 * hash_dim
+        arrays = {}
+        for key, shape in (("mean", (width,)), ("scale", (width,)), ("coef", (len(VERDICTS), width)),
+                           ("intercept", (len(VERDICTS),)), ("cost", (len(VERDICTS), len(VERDICTS)))):
+            value = np.asarray(raw[key], dtype=np.float64)
+            if value.shape != shape or not np.all(np.isfinite(value)):
+                raise ConfigError(f"{path}: field {key!r} must be finite numbers of shape {shape}, got {value.shape}")
+            arrays[key] = value
+        if np.any(arrays["scale"] <= 0):
+            raise ConfigError(f"{path}: field 'scale' must be positive")
+        return JudgeModel(str(raw["vectors"]), features, dim, hash_dim, arrays["mean"], arrays["scale"], arrays["coef"],
+                          arrays["intercept"], arrays["cost"], {str(k): int(v) for k, v in raw["trained_on"].items()})
+    except KeyError as exc:
+        raise ConfigError(f"{path}: field {exc.args[0]!r} is required") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def vector_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The vector part of a pair's features: a*b and |a-b| of two unit vectors."""
+    return np.concatenate([a * b, np.abs(a - b)])
+
+
+def hashed_counts(units: Sequence[str], dim: int) -> np.ndarray:
+    out = np.zeros(dim)
+    for unit in units:
+        out[zlib.crc32(unit.encode("utf-8")) % dim] += 1.0
+    return out
+
+
+def feature_row(features: dict[str, float], names: Sequence[str], a: np.ndarray, b: np.ndarray, existing: str,
+                incoming: str, hash_dim: int = HASH_DIM) -> np.ndarray:
+    """One pair's whole feature row: the named features, the vector blocks, the changed wording."""
+    added, removed = changed_wording(existing, incoming)
+    return np.concatenate([np.fromiter((features[n] for n in names), dtype=np.float64, count=len(names)),
+                           vector_features(a, b), hashed_counts(added, hash_dim), hashed_counts(removed, hash_dim)])
+
+
+_MODELS: dict[Path, JudgeModel] = {}
+_MODELS_LOCK = threading.Lock()
+_EMBEDDERS: dict[str, Any] = {}
+
+
+def _shared_model(path: Path) -> JudgeModel:
+    with _MODELS_LOCK:
+        if path not in _MODELS:
+            _MODELS[path] = load_model(path)
+        return _MODELS[path]
+
+
+def _shared_embedder(name: str) -> Any:
+    from memory.embed.embedders import make_embedder
+
+    with _MODELS_LOCK:
+        if name not in _EMBEDDERS:
+            _EMBEDDERS[name] = make_embedder(name)
+        return _EMBEDDERS[name]
+
+
+_VECTORS = TextMemo(maxsize=16384)
+"""(model, statement) -> unit vector; erase_user empties it with the other text memos."""
+
+
+class LearnedJudge:
+    """The learned judge behind the :class:`~memory.write.adjudicate.Judge` seam (module docstring)."""
+
+    name = "learned"
+
+    def __init__(self, model_file: str | Path = MODEL_FILE, *,
+                 vectors: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+        self.model = _shared_model(Path(model_file))
+        self._vectors = vectors
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` from the judge's model (``vectors=`` overrides, for a test about other things)."""
+        if self._vectors is not None:
+            return np.asarray(self._vectors(texts), dtype=np.float64)
+        self.prepare(texts)
+        return np.stack([_VECTORS.get((self.model.vectors, t)) for t in texts])
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed the statements the memo lacks, in one model call (a write path calls it with a batch's facts and
+        candidates before judging them)."""
+        if self._vectors is not None:
+            return
+        name = self.model.vectors
+        todo = [t for t in dict.fromkeys(texts) if _VECTORS.get((name, t)) is None]
+        if todo:
+            for text, vec in zip(todo, _shared_embedder(name).embed(todo)):
+                _VECTORS.put((name, text), np.asarray(vec, dtype=np.float64))
+
+    def probabilities(self, existing: str, incoming: str, similarity: float, *,
+                      config: MemoryConfig | None = None) -> dict[str, float]:
+        """Each verdict's probability for one pair."""
+        p, _ = self._weigh(existing, incoming, similarity, config or MemoryConfig())
+        return {v: float(x) for v, x in zip(VERDICTS, p)}
+
+    def _weigh(self, existing: str, incoming: str, similarity: float, cfg: MemoryConfig) -> tuple[np.ndarray, float]:
+        a, b = self.vectors([existing, incoming])
+        own = float(a @ b)
+        feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg)
+        row = feature_row(feats, self.model.features, a, b, existing, incoming, self.model.hash_dim)
+        return self.model.probabilities(row[None, :])[0], own
+
+    def __call__(self, existing: str, incoming: str, similarity: float, *,
+                 config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
+        cfg = config or MemoryConfig()
+        p, own = self._weigh(existing, incoming, similarity, cfg)
+        verdict: Verdict = VERDICTS[int(self.model.decide(p[None, :])[0])]  # type: ignore[assignment]
+        rules_verdict, rules_why = judge_reason(existing, incoming, similarity, config=cfg)
+        if verdict == rules_verdict:
+            return verdict, rules_why
+        params: dict[str, Any] = {"verdict": verdict, "confidence": f"{p[VERDICTS.index(verdict)]:.0%}",
+                                  "rules_verdict": rules_verdict, "fallback_code": rules_why.code,
+                                  "fallback_text": rules_why.text()}
+        params |= {FALLBACK_PREFIX + k: v for k, v in rules_why.params.items()}
+        return verdict, Reason("learned.overruled", params, rules_why.plain)
