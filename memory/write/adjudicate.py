@@ -862,3 +862,11 @@ def _grouped(digits: str) -> str:
     digits = digits.lstrip("0") or "0"
     head = len(digits) % 3 or 3
     return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
+
+
+# --- the questions the rules ask, as the learned judge's features ask them too (memory.write.features) -------------
+
+AWAY, PAST, THIRD_PARTY = _AWAY, _PAST, _THIRD_PARTY
+attitude, change_event, departure, mentions, relations = _attitude, _change_event, _departure, _mentions, _relations
+same_content, same_value_set, specific, subjects_match, values_equal = (_same_content, _same_value_set, _specific,
+                                                                      _subjects_match, _values_equal)

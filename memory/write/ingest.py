@@ -430,6 +430,9 @@ class Ingestor:
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
+        prepare = getattr(self.judge, "prepare", None)
+        if prepare is not None:  # a judge with a model of its own (LearnedJudge) embeds the batch's texts in one call
+            prepare([p.fact.text for p in pending] + [r.content for row in stored for r, _ in row])
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
             try:

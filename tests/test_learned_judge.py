@@ -1,0 +1,152 @@
+"""The learned judge (memory/write/learned.py): its weights, its decision by expected cost, its reasons in both
+languages, its independence from the store's model, the write path with it, and erasure of its memo. The tests that
+decide pairs use the real e5 model (the judge's own) and real Chroma."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lab.reasons import say
+from memory import ConfigError, Ingestor, LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+from memory.core import textcaches
+from memory.eval.conformance import INDEPENDENT_DIR, conformance_sets, run_conformance
+from memory.eval.pairs import load_pairs
+from memory.tools.train_judge import HELD_OUT, TRAINING_DIR, training_sets
+from memory.write import learned
+from memory.write.adjudicate import VERDICTS, judge_reason
+from memory.write.learned import MODEL_FILE, LearnedJudge, load_model
+
+CONFIG = MemoryConfig()
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return LearnedJudge()
+
+
+def test_the_shipped_weights_were_trained_on_the_training_sets_and_never_on_a_held_out_one():
+    raw = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    sets = training_sets()
+    assert not any(name.split("/")[-1].startswith(HELD_OUT) for name in sets)
+    assert raw["trained_on"] == {name: len([p for p in load_pairs(path) if p.expected]) for name, path in sets.items()}
+    assert sum(1 for name in raw["trained_on"] if name.startswith("training/")) == 8
+
+
+def test_no_training_pair_is_a_pair_of_an_independent_set():
+    measured = {(p.existing.strip(), p.incoming.strip()) for path in INDEPENDENT_DIR.glob("*.json")
+                for p in load_pairs(path)}
+    training = [(p.id, p.existing.strip(), p.incoming.strip()) for path in sorted(TRAINING_DIR.glob("*.json"))
+                for p in load_pairs(path)]
+    assert len(training) == 1595
+    assert [i for i, e, n in training if (e, n) in measured] == []
+    assert len({(e, n) for _, e, n in training}) == len(training)
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("format", 2, "'format' must be 1"),
+    ("coef", [[0.0]], "'coef' must be finite numbers of shape"),
+    ("scale", "drop", "'scale' is required"),
+    ("mean", "nan", "'mean' must be finite"),
+])
+def test_a_broken_model_file_is_refused_naming_the_file_and_field(tmp_path, field, value, says):
+    raw = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    if value == "drop":
+        del raw[field]
+    elif value == "nan":
+        raw[field] = [float("nan")] * len(raw[field])
+    else:
+        raw[field] = value
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ConfigError, match=says) as err:
+        load_model(path)
+    assert str(path) in str(err.value)
+
+
+def test_an_unreadable_model_file_is_refused(tmp_path):
+    path = tmp_path / "judge.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not a readable judge model"):
+        load_model(path)
+
+
+def test_the_decision_weighs_what_a_mistake_loses_not_only_what_is_likeliest():
+    """A pair a little likelier a duplicate than an update is decided update: a silent loss costs more than a stale
+    fact. With equal costs (argmax) it would be duplicate."""
+    model = load_model()
+    p = np.array([[0.5, 0.45, 0.03, 0.02]])
+    assert VERDICTS[int(model.decide(p)[0])] == "update"
+    assert VERDICTS[int(np.argmax(p[0]))] == "duplicate"
+    sure = np.array([[0.97, 0.01, 0.01, 0.01]])
+    assert VERDICTS[int(model.decide(sure)[0])] == "duplicate"
+
+
+@pytest.mark.model
+def test_the_learned_judge_conforms_on_the_project_sets(minilm, judge):
+    for result in run_conformance(judge, embedder=minilm, sets=conformance_sets(independent=False)):
+        assert result.data_lost == 0, (result.name, result.errors)
+        assert result.passes(min_accuracy=0.95), (result.name, result.accuracy)
+
+
+@pytest.mark.model
+def test_the_verdict_does_not_depend_on_the_cosine_the_store_passes(judge):
+    """The judge reads its own vectors: one pair gets one verdict whatever model the lab's store uses."""
+    pairs = [("The user lives in Hangzhou.", "I moved to Shanghai last month."),
+             ("用户每天早上喝咖啡。", "我已经戒咖啡了。"),
+             ("The user drinks black coffee at work.", "At home I drink green tea.")]
+    for existing, incoming in pairs:
+        verdicts = {judge(existing, incoming, sim, config=CONFIG)[0] for sim in (0.05, 0.5, 0.95)}
+        assert len(verdicts) == 1, (existing, incoming, verdicts)
+
+
+@pytest.mark.model
+def test_clear_cases_in_both_languages(judge):
+    cases = [("The user lives in Hangzhou.", "I moved to Shanghai last month.", "update"),
+             ("用户每天早上喝咖啡。", "我已经戒咖啡了。", "update"),
+             ("The user's rent is $1,800 per month.", "I pay eighteen hundred dollars a month in rent.", "duplicate"),
+             ("用户的女儿今年上小学三年级。", "我闺女现在读小学三年级。", "duplicate")]
+    for existing, incoming, expected in cases:
+        assert judge(existing, incoming, 0.5, config=CONFIG)[0] == expected, (existing, incoming)
+
+
+@pytest.mark.model
+def test_where_the_model_overrules_the_rules_the_reason_says_both_in_both_languages(judge):
+    """Find training pairs the two judges decide differently: the reason names the learned verdict, its
+    likelihood and the rules' verdict with the rule's own sentence, in English and in Chinese."""
+    seen = 0
+    for path in sorted(TRAINING_DIR.glob("*.json"))[:2] + sorted(TRAINING_DIR.glob("*zh*.json"))[:1]:
+        for p in load_pairs(path)[:80]:
+            verdict, why = judge(p.existing, p.incoming, 0.5, config=CONFIG)
+            rules_verdict, rules_why = judge_reason(p.existing, p.incoming, 0.5, config=CONFIG)
+            if verdict == rules_verdict:
+                assert why == rules_why  # agreement: the rule's own reason
+                continue
+            seen += 1
+            assert why.code == "learned.overruled" and why.params["verdict"] == verdict
+            english = why.text()
+            assert f"decided {verdict}" in english and f"would say {rules_verdict}" in english
+            assert rules_why.text() in english
+            chinese = say(why, "zh")
+            assert "学习型判定器" in chinese and say(rules_why, "zh") in chinese
+            zh = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
+            assert f"判为{zh[verdict]}（可能性" in chinese and f"只看规则会判为{zh[rules_verdict]}：" in chinese
+    assert seen >= 3
+
+
+@pytest.mark.model
+def test_the_write_path_with_the_learned_judge_and_erasure_of_its_memo(tmp_path):
+    mm = MemoryManager(embedder=LexicalEmbedder(), location=StoreLocation(data_dir=tmp_path / "d"))
+    ing = Ingestor(mm, judge=LearnedJudge())
+    owner = {"tenant_id": "acme", "user_id": "alice"}
+    ing.ingest(Message(**owner, id="m1", content="I live in Hangzhou. My locker code is CANARY-5521."))
+    decisions = ing.ingest(Message(**owner, id="m2", content="I moved to Shanghai last month."))
+    assert any(d.decision.decision == "update" for d in decisions), [d.to_dict() for d in decisions]
+    live = [r.content for r in mm.records(**owner) if r.memory_id.startswith("fact-") and not r.is_deprecated]
+    assert not any("Hangzhou" in c for c in live), live
+    assert learned._VECTORS.cache_info().currsize > 0
+    mm.erase_user(**owner)
+    assert learned._VECTORS.cache_info().currsize == 0 and textcaches.cached_texts() == 0
+    mm.close()
