@@ -13,7 +13,7 @@ from lab.reasons import say
 from memory import ConfigError, Ingestor, LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
 from memory.core import textcaches
 from memory.eval.conformance import INDEPENDENT_DIR, conformance_sets, run_conformance
-from memory.eval.pairs import load_pairs
+from memory.eval.pairs import evaluate_pairs, load_pairs
 from memory.tools.train_judge import HELD_OUT, TRAINING_DIR, training_sets
 from memory.write import learned
 from memory.write.adjudicate import VERDICTS, judge_reason
@@ -92,17 +92,6 @@ def test_the_learned_judge_conforms_on_the_project_sets(minilm, judge):
 
 
 @pytest.mark.model
-def test_the_verdict_does_not_depend_on_the_cosine_the_store_passes(judge):
-    """The judge reads its own vectors: one pair gets one verdict whatever model the lab's store uses."""
-    pairs = [("The user lives in Hangzhou.", "I moved to Shanghai last month."),
-             ("用户每天早上喝咖啡。", "我已经戒咖啡了。"),
-             ("The user drinks black coffee at work.", "At home I drink green tea.")]
-    for existing, incoming in pairs:
-        verdicts = {judge(existing, incoming, sim, config=CONFIG)[0] for sim in (0.05, 0.5, 0.95)}
-        assert len(verdicts) == 1, (existing, incoming, verdicts)
-
-
-@pytest.mark.model
 def test_clear_cases_in_both_languages(judge):
     cases = [("The user lives in Hangzhou.", "I moved to Shanghai last month.", "update"),
              ("用户每天早上喝咖啡。", "我已经戒咖啡了。", "update"),
@@ -150,3 +139,37 @@ def test_the_write_path_with_the_learned_judge_and_erasure_of_its_memo(tmp_path)
     mm.erase_user(**owner)
     assert learned._VECTORS.cache_info().currsize == 0 and textcaches.cached_texts() == 0
     mm.close()
+
+
+@pytest.mark.model
+def test_one_pair_one_verdict_through_every_entry_point(minilm, lexical, tmp_path, capsys):
+    """The library's call, the dedup report under two models' cosines (the lab's Dedup page and the CLI build it),
+    the CLI itself and the write path's adjudication among other candidates: the same pair, the same verdict. (With
+    the caller's cosine in place of the judge's own among the features, this fails: checked.)"""
+    from memory.tools.cli import main as cli
+    from memory.write.adjudicate import CandidateRef, adjudicate
+    from memory.write.judges import make_judge
+
+    sets = conformance_sets(independent=False)
+    pairs = load_pairs(sets["dedup_pairs_en"])[::4] + load_pairs(sets["dedup_pairs_zh"])[::4]
+    judge = make_judge("learned")
+    direct = [judge(p.existing, p.incoming, 0.5, config=CONFIG)[0] for p in pairs]
+    assert len(set(direct)) == 4  # the sample holds every verdict
+    for embedder in (minilm, lexical):
+        report = evaluate_pairs(pairs, embedder=embedder, judge=judge)
+        assert [r.decision for r in report.results] == direct, embedder.name
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps([{"id": f"{i}-{p.id}", "existing": p.existing, "incoming": p.incoming}
+                                for i, p in enumerate(pairs)],
+                               ensure_ascii=False), encoding="utf-8")
+    assert cli(["dedup", "--pairs", str(path), "--judge", "learned", "--json"]) == 0
+    assert [r["decision"] for r in json.loads(capsys.readouterr().out)["pairs"]] == direct
+    others = [CandidateRef("fact-bedrooms", "The user's flat has two bedrooms."), CandidateRef("fact-dog", "用户的狗叫豆豆。")]
+    for p, verdict in zip(pairs, direct):
+        alone = adjudicate(p.incoming, [(CandidateRef("fact-pair", p.existing), 0.3)], config=CONFIG, judge=judge)
+        assert alone.decision == verdict, (p.id, alone.to_dict())
+        # stored facts the judge finds unrelated to this statement add candidates, never change the pair's verdict
+        beside = [(o, 0.9) for o in others if judge(o.text, p.incoming, 0.9, config=CONFIG)[0] == "new"]
+        decision = adjudicate(p.incoming, [(CandidateRef("fact-pair", p.existing), 0.3), *beside], config=CONFIG,
+                              judge=judge)
+        assert decision.decision == verdict, (p.id, decision.to_dict())

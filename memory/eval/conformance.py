@@ -21,9 +21,8 @@ from typing import Any, Sequence
 from memory.core.config import MemoryConfig
 from memory.core.scenario import FIXTURES_DIR
 from memory.embed.embedders import Embedder
-from memory.core.reasons import Reason
 from memory.eval.pairs import PairReport, evaluate_pairs, load_pairs, shipped_pair_files
-from memory.write.adjudicate import Judge, Verdict, plain_rule
+from memory.write.adjudicate import Judge, plain_judge  # noqa: F401 (plain_judge: re-exported)
 
 DATA_LOSING = ("silent_loss", "wrong_retire", "dropped")
 """The mistakes that lose data: a conforming judge makes none of them (``dropped``: a new or coexisting fact taken
@@ -68,12 +67,6 @@ def conformance_sets(*, independent: bool = True) -> dict[str, Path]:
     if independent:
         sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))}
     return sets
-
-
-def plain_judge(existing: str, incoming: str, similarity: float, *, config: MemoryConfig) -> tuple[Verdict, Reason]:
-    """The A6 article's two cosine bands as a judge: what the write path would do without the rules."""
-    verdict = plain_rule(similarity, config)
-    return verdict, Reason("plain.bands", {"similarity": f"{similarity:.2f}", "verdict": verdict})
 
 
 def run_conformance(judge: Judge | None, *, embedder: Embedder, sets: dict[str, Path] | None = None,

@@ -32,9 +32,9 @@ from memory.core.config import MemoryConfig
 from memory.core.errors import ConfigError, DataFileError, InputError
 from memory.core.scenario import load_json, read_data_file
 from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, make_embedder
-from memory.eval.conformance import plain_judge
 from memory.store.chroma import StoreLocation
-from memory.write.adjudicate import Judge, judge_reason
+from memory.write.adjudicate import Judge
+from memory.write.judges import JUDGE_NAMES, make_judge
 from memory.write.ingest import Ingestor
 
 if TYPE_CHECKING:
@@ -45,8 +45,9 @@ FORMAT = "memory-governance-lab/operating-point"
 VERSION = 1
 WRITE_PATHS = ("raw", "facts")
 """``raw`` stores each message as-is; ``facts`` distils atomic facts and decides duplicate / update / coexist / new."""
-JUDGES = ("rules", "bands")
-"""``rules``: the write path's judge (memory.write.adjudicate.judge_reason); ``bands``: the plain two-band rule."""
+JUDGES = JUDGE_NAMES
+"""``rules``: the rules (memory.write.adjudicate.judge_reason); ``learned``: the learned judge
+(memory.write.learned); ``bands``: the plain two-band rule (memory.write.judges)."""
 PROVENANCE_FIELDS: dict[str, type | tuple[type, ...]] = {
     "dataset": str, "source": str, "mode": str, "rule": str, "measured_at": str, "questions": int,
     "recall": (int, float), "precision": (int, float), "f1": (int, float), "note": str,
@@ -64,7 +65,7 @@ class OperatingPoint:
     write_path: str = "facts"
     """``raw`` or ``facts`` (:data:`WRITE_PATHS`)."""
     judge: str = "rules"
-    """``rules`` or ``bands`` (:data:`JUDGES`); used by the ``facts`` write path."""
+    """``rules``, ``learned`` or ``bands`` (:data:`JUDGES`); used by the ``facts`` write path."""
     config: MemoryConfig = field(default_factory=MemoryConfig)
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """Where the point came from (:data:`PROVENANCE_FIELDS`): the dataset, the rule and its figures."""
@@ -76,7 +77,7 @@ class OperatingPoint:
     # --- using it -----------------------------------------------------------
     def make_judge(self) -> Judge:
         """The write path's judge this point names."""
-        return judge_reason if self.judge == "rules" else plain_judge
+        return make_judge(self.judge)
 
     def open(self, *, location: StoreLocation | None = None, workspace: str = "default",
              embedder: Embedder | None = None) -> tuple["MemoryManager", Ingestor | None]:

@@ -17,6 +17,7 @@ from memory.core.config import MemoryConfig
 from memory.embed.embedders import EMBEDDER_NAMES, check_embedder_name
 from memory.core.errors import ConfigError, MemoryLabError
 from memory.core.safefile import shown
+from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 MAX_SCALE = 100
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-point", metavar="PATH", help="write the recommended operating point as a settings file "
                    "(.json or .toml) for the library, the lab and the agent adapters (dense mode)")
     p.add_argument("--write-path", choices=("raw", "facts"), default="facts", help="the exported point's write path")
-    p.add_argument("--judge", choices=("rules", "bands"), default="rules", help="the exported point's write-path judge")
+    p.add_argument("--judge", choices=JUDGE_NAMES, default=DEFAULT_JUDGE, help="the exported point's write-path judge")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("compare", help="embedders side by side: recall@k, where similarities lie, threshold per target")
@@ -125,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dedup", help="plain two-band rule vs governed write-time decision on a dedup pair file")
     p.add_argument("--pairs", required=True, metavar="PATH", help='JSON list of {"id", "existing", "incoming", "expected"?}')
     p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="minilm")
+    p.add_argument("--judge", choices=JUDGE_NAMES, default=DEFAULT_JUDGE,
+                   help="the governed decision's judge (learned: the model trained on labelled pairs)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("mcp", help="serve one user's governed memory to MCP clients (stdio; --http: 127.0.0.1 only)")
@@ -450,7 +453,8 @@ def _dedup(args: argparse.Namespace) -> int:
 
     pairs = load_pairs(args.pairs)
     _loading_note(args.embedder)
-    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs)
+    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs,
+                            judge=make_judge(args.judge))
     emit(report.to_dict(), as_json=args.json, text=lambda _: _dedup_text(report))
     return 0
 

@@ -120,6 +120,12 @@ def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> 
     return "duplicate" if similarity >= cfg.duplicate_band else "update"
 
 
+def plain_judge(existing: str, incoming: str, similarity: float, *, config: MemoryConfig) -> tuple[Verdict, Reason]:
+    """The A6 article's two cosine bands as a judge: what the write path would do without the rules."""
+    verdict = plain_rule(similarity, config)
+    return verdict, Reason("plain.bands", {"similarity": f"{similarity:.2f}", "verdict": verdict})
+
+
 def adjudicate(
     fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None,
     judge: "Judge | None" = None,

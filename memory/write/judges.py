@@ -1,0 +1,39 @@
+"""The write path's judges by name: one place that says which judge a name means, so the library, the CLI, an
+operating point and the lab decide the same pair the same way.
+
+- ``rules``: :func:`memory.write.adjudicate.judge_reason`, the rules over the reading (the default);
+- ``learned``: :class:`memory.write.learned.LearnedJudge`, the reading, e5 vectors and the changed wording weighed by
+  a model trained on labelled pairs (more accurate on pairs nobody tuned on; about 25 ms a decision against the
+  rules' 1 ms: bench/results/judge_independent.md);
+- ``bands``: the A6 article's two cosine bands (:func:`memory.write.adjudicate.plain_judge`), for comparisons.
+
+A chat model (:class:`memory.ChatJudge`) is passed as an object: it needs an endpoint, not a name.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from memory.core.errors import ConfigError
+from memory.write.adjudicate import Judge, judge_reason, plain_judge
+
+JUDGE_NAMES = ("rules", "learned", "bands")
+DEFAULT_JUDGE = "rules"
+_LEARNED: list[Judge] = []
+_LOCK = threading.Lock()
+
+
+def make_judge(name: str = DEFAULT_JUDGE) -> Judge:
+    """The judge a name means (one learned judge per process: its weights and vector memo are shared)."""
+    if name == "rules":
+        return judge_reason
+    if name == "bands":
+        return plain_judge
+    if name == "learned":
+        with _LOCK:
+            if not _LEARNED:
+                from memory.write.learned import LearnedJudge
+
+                _LEARNED.append(LearnedJudge())
+            return _LEARNED[0]
+    raise ConfigError(f"judge must be one of {', '.join(JUDGE_NAMES)}, got {name!r}")
