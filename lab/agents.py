@@ -26,9 +26,9 @@ UPLOAD_KEY = "agents.upload"
 
 
 def point_of(current: Settings) -> OperatingPoint:
-    """The sidebar's settings as an operating point (the lab's write path uses the rules judge)."""
+    """The sidebar's settings as an operating point, with the sidebar's write-path judge."""
     assert current.config is not None
-    return OperatingPoint(current.embedder, current.write_path, "rules", current.config,
+    return OperatingPoint(current.embedder, current.write_path, current.judge, current.config,
                           {"source": "lab", "dataset": current.scenario.name})
 
 
@@ -74,6 +74,8 @@ def apply_upload() -> None:
         st.session_state[knob.key] = values[knob.key]
     st.session_state["embedder"] = point.embedder
     st.session_state["write_path"] = point.write_path
+    if point.judge in state.LAB_JUDGES:  # a point judged by the plain bands keeps the sidebar's judge
+        st.session_state["judge"] = point.judge
     st.session_state[state.SCALE_KEY] = scale_name(point.embedder, state.settings().scenario.language)
     st.session_state[APPLIED_KEY] = ("ok", t("agents.applied", name=upload.name, model=point.embedder,
                                              threshold=f"{point.config.threshold:g}", top_k=point.config.top_k))

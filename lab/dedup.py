@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from memory import Embedder, MemoryConfig, MemoryRecord, Message, iso, parse_time
+from memory import DEFAULT_JUDGE, Embedder, MemoryConfig, MemoryRecord, Message, iso, make_judge, parse_time
 from memory.eval import (
     ERROR_KINDS,
     PairItem,
@@ -39,9 +39,10 @@ def similarities(pairs: Sequence[PairItem], embedder: Embedder) -> list[float]:
 
 
 def decide(pairs: Sequence[PairItem], sims: Sequence[float], config: MemoryConfig, *, source: str,
-           embedder: str) -> PairReport:
-    """The plain and the governed decision of every pair at the config's bands (nothing is embedded)."""
-    return decide_pairs(pairs, sims, config=config, source=source, embedder=embedder)
+           embedder: str, judge: str = DEFAULT_JUDGE) -> PairReport:
+    """The plain and the governed decision of every pair at the config's bands, by the named judge (the learned one
+    embeds with its own model, memoised; the pairs' similarities are not computed again)."""
+    return decide_pairs(pairs, sims, config=config, source=source, embedder=embedder, judge=make_judge(judge))
 
 
 def wrong(report: PairReport, rule: str) -> int:

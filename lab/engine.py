@@ -203,20 +203,26 @@ def bases() -> Bases:
     return Bases()
 
 
-def _workspace(scenario_key: str, embedder_name: str, write_path: str, location: StoreLocation) -> "_Live":
+def _workspace(scenario_key: str, embedder_name: str, write_path: str, location: StoreLocation,
+               judge: str = state.DEFAULT_JUDGE) -> "_Live":
     """A fresh workspace for a lab. Its name is new every time (a reset lab never meets its old cached
     candidates under the same name and data version)."""
     workspace = f"{scenario_key}-{uuid.uuid4().hex[:8]}" + ("-facts" if write_path == "facts" else "")
     manager, ingestor = lab_workspace(get_embedder(embedder_name), write_path, location, workspace,
-                                      config=_lab_config(embedder_name), token_counter=cached_count_tokens)
+                                      config=_lab_config(embedder_name), token_counter=cached_count_tokens, judge=judge)
     return _Live(manager, LabData(), ingestor)
+
+
+def _judge_of(current: Settings) -> str:
+    """The write path's judge: only the facts write path judges, so a raw lab is one workspace whatever it says."""
+    return current.judge if current.write_path == "facts" else state.DEFAULT_JUDGE
 
 
 def _start_from_base(live: "_Live", current: Settings) -> None:
     """Start a lab of a shipped scenario from the process's starting state for it (:func:`bases`): built once,
     under a progress bar, by the first lab that asks; copied into every lab's own workspace after that."""
     scenario = current.scenario
-    key = (current.scenario_key, current.embedder, current.write_path)
+    key = (current.scenario_key, current.embedder, current.write_path, _judge_of(current))
     built = bases()
     base = built.built(key)
     if base is None:
@@ -227,7 +233,8 @@ def _start_from_base(live: "_Live", current: Settings) -> None:
 
         base = built.get(key, lambda: build_base(get_embedder(current.embedder), current.write_path, scenario.messages,
                                                  config=_lab_config(current.embedder),
-                                                 token_counter=cached_count_tokens, progress=progress))
+                                                 token_counter=cached_count_tokens, progress=progress,
+                                                 judge=_judge_of(current)))
         bar.empty()
     restore(live.manager, base, actor="lab")
     _loaded(live.data, scenario, None)
@@ -440,9 +447,10 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
         st.stop()
     if st.session_state.pop(state.RESET_KEY, False):
         labs.release(lab)
-    key = (current.scenario_key, current.embedder, current.write_path, location, current.scenario.language)
-    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location),
-                    hold=True)
+    key = (current.scenario_key, current.embedder, current.write_path, _judge_of(current), location,
+           current.scenario.language)
+    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location,
+                                                 _judge_of(current)), hold=True)
     _HELD.labs = [*getattr(_HELD, "labs", []), (labs, lab)]  # let go when this run ends (end_run, app.py)
     _tell(labs.take_notice(lab))
     if not live.data.loaded:

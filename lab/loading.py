@@ -32,8 +32,8 @@ from typing import Any, Callable, ContextManager, Iterator, Literal, Sequence
 import numpy as np
 
 from memory import (
-    BusyError, DiskFullError, Embedder, Ingestor, MemoryConfig, MemoryManager, Message, Snapshot, StoreLocation, dedupe, extract, judge_reason,
-    length_batches, snapshot, validate_text,
+    BusyError, DiskFullError, Embedder, Ingestor, MemoryConfig, MemoryManager, Message, Snapshot, StoreLocation, dedupe, extract,
+    DEFAULT_JUDGE, length_batches, make_judge, snapshot, validate_text,
 )
 
 log = logging.getLogger(__name__)
@@ -161,10 +161,17 @@ class GivingWayEmbedder:
 
 
 def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
-    """An Ingestor judge with a give-way point before each (stored, incoming) pair is judged."""
+    """An Ingestor judge with a give-way point before each (stored, incoming) pair is judged (and before a judge
+    with a model of its own embeds a batch: ``prepare``)."""
     def decide(existing: str, incoming: str, similarity: float, **kw: Any) -> Any:
         give_way()
         return judge(existing, incoming, similarity, **kw)
+    prepare = getattr(judge, "prepare", None)
+    if prepare is not None:
+        def prepared(texts: Sequence[str]) -> None:
+            give_way()
+            prepare(texts)
+        decide.prepare = prepared  # type: ignore[attr-defined]
     return decide
 
 
@@ -178,15 +185,15 @@ def giving_way(extractor: Callable[..., Any]) -> Callable[..., Any]:
 
 def lab_workspace(embedder: Embedder, write_path: str, location: StoreLocation, workspace: str, *,
                   config: MemoryConfig, token_counter: Callable[[str], int] | None = None,
-                  chunk: int | None = None) -> tuple[MemoryManager, Ingestor | None]:
+                  chunk: int | None = None, judge: str = DEFAULT_JUDGE) -> tuple[MemoryManager, Ingestor | None]:
     """A lab workspace's manager and write path (None for ``raw``), as every lab makes it (lab.engine) and
     ``bench/upload_ingest.py`` times it: the embedder gives way between model batches in a background job, and so
     do the write path's extraction and judgements. ``chunk`` overrides the texts per embedding call (a bench's
-    before figure)."""
+    before figure). ``judge`` names the write path's judge (memory.write.judges: rules or learned)."""
     manager = MemoryManager(config, embedder=GivingWayEmbedder(embedder, chunk=chunk), location=location,
                             workspace=workspace, token_counter=token_counter)
     ingestor = Ingestor(manager, batch_size=LOAD_BATCH, extractor=giving_way(extract),
-                        judge=giving_way_judge(judge_reason)) if write_path == "facts" else None
+                        judge=giving_way_judge(make_judge(judge))) if write_path == "facts" else None
     return manager, ingestor
 
 
@@ -263,11 +270,12 @@ class Bases:
 
 
 def build_base(embedder: Embedder, write_path: str, messages: Sequence[Message], *, config: MemoryConfig,
-               token_counter: Callable[[str], int] | None = None, progress: Progress | None = None) -> Snapshot:
+               token_counter: Callable[[str], int] | None = None, progress: Progress | None = None,
+               judge: str = DEFAULT_JUDGE) -> Snapshot:
     """A lab's starting state: ``messages`` written through the write path into a throwaway in-memory workspace (as a
     lab would load them), then snapshotted."""
     manager, ingestor = lab_workspace(embedder, write_path, StoreLocation(), f"base-{uuid.uuid4().hex[:12]}",
-                                      config=config, token_counter=token_counter)
+                                      config=config, token_counter=token_counter, judge=judge)
     try:
         load_messages(manager, ingestor, messages, progress=progress)
         return snapshot(manager)

@@ -21,6 +21,7 @@ from typing import Any, Collection
 import streamlit as st
 
 from memory import (
+    DEFAULT_JUDGE,
     EMBEDDER_NAMES,
     ENDPOINT,
     LOCAL_PREFIX,
@@ -126,7 +127,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("conflict_band", 0.01, advanced=True),
     Knob("token_budget", 10, advanced=True, number_input=True),
 )
-CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO, "write_path": DEFAULT_WRITE_PATH}
+LAB_JUDGES = ("rules", "learned")
+"""The write path's judges the lab offers (memory.write.judges): the rules, or the learned judge."""
+CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO, "write_path": DEFAULT_WRITE_PATH,
+                   "judge": DEFAULT_JUDGE}
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ class Settings:
     lang: str
     write_path: str = DEFAULT_WRITE_PATH
     """``raw`` (every message stored as-is) or ``facts`` (messages go through memory.write.ingest.Ingestor)."""
+    judge: str = DEFAULT_JUDGE
+    """The write path's judge and the Dedup page's (:data:`LAB_JUDGES`)."""
 
 
 @st.cache_data(show_spinner=False)
@@ -279,7 +285,7 @@ SCALED_KNOBS = {"threshold": "scales", "conflict_band": "pair_scales", "duplicat
 (memory.eval.calibration: question against memory for the threshold, fact against fact for the dedup bands)."""
 
 
-SIDEBAR_PARAMS = ("lang", *(k.key for k in KNOBS), "embedder", "scenario", "write_path")
+SIDEBAR_PARAMS = ("lang", *(k.key for k in KNOBS), "embedder", "scenario", "write_path", "judge")
 """The sidebar's URL parameters (bound widgets)."""
 LINK_CHECKED_KEY = "lab.link_checked"
 
@@ -398,6 +404,8 @@ def render_sidebar() -> Settings:
         write_path = st.selectbox(t("sidebar.write_path"), WRITE_PATHS, key="write_path", bind="query-params",
                                   index=WRITE_PATHS.index(DEFAULT_WRITE_PATH),
                                   help=t("sidebar.write_path_help"))
+        judge = st.selectbox(t("sidebar.judge"), LAB_JUDGES, key="judge", bind="query-params",
+                             index=LAB_JUDGES.index(DEFAULT_JUDGE), help=t("sidebar.judge_help"))
     scenario, scenario_key, scenario_error = load_shipped(str(shipped[stem])), stem, None
     if upload is not None:
         uploaded, scenario_error = read_upload(upload)
@@ -421,7 +429,7 @@ def render_sidebar() -> Settings:
     sidebar.caption(t("sidebar.share"))
     _report_dropped(sidebar, asked)
     remember_lab(sidebar)
-    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path)
+    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path, judge)
     st.session_state[SETTINGS_KEY] = current
     return current
 

@@ -43,7 +43,7 @@ from memory.write.adjudicate import Judge, judge_reason
 from memory.write.chat_judge import ChatJudge
 from memory.write.extract import extract
 from memory.write.ingest import Ingestor, LogEntry
-from memory.write.judges import JUDGE_NAMES, make_judge
+from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
 from memory.write.learned import LearnedJudge
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
     "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
     "TooManyMessagesError", "URL_ENV", "WriteError", "count_tokens", "dedupe", "extract", "forget", "format_context", "govern", "iso", "Snapshot", "restore", "snapshot",
-    "JUDGE_NAMES", "LearnedJudge", "judge_reason", "make_judge", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
+    "DEFAULT_JUDGE", "JUDGE_NAMES", "LearnedJudge", "judge_reason", "make_judge", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",
     "csv_bytes", "formula_safe", "write_csv",

@@ -237,3 +237,31 @@ def test_version_timeline_and_unique_labels(lexical):
     points = {tr.name: list(tr.y) for tr in fig.data if tr.mode == "markers+text"}
     assert points == {"deprecated": [1, 2], "active": [3]}
     assert figures.unique_labels(["m1", "m2", "m1", "m1"]) == ["m1", "m2", "m1·2", "m1·3"]
+
+
+# --- the instructor picks the judge -------------------------------------------------------------------------
+
+def test_the_sidebar_judge_decides_and_the_page_says_which_judge_decided():
+    """judge=learned: the pair set's governed column is the learned judge's (memory.write.judges), pair by pair, and
+    a typed pair the two judges decide differently gets the learned verdict with its reason; judge=rules brings the
+    rules' verdict back. The caption names the judge."""
+    from memory import make_judge
+    from memory.tools.train_judge import TRAINING_DIR
+
+    lexical = LexicalEmbedder()
+    learned = evaluate_pairs(load_pairs(EN), embedder=lexical, config=DEFAULTS, judge=make_judge("learned"))
+    at = open_app(PAGE, embedder="lexical", judge="learned")
+    table = _table(at)
+    assert [table.loc[r.id]["governed"] for r in learned.results] == [r.decision for r in learned.results]
+    assert any("learned judge" in c.value for c in at.caption)
+    apart = next(r for r in evaluate_pairs(load_pairs(TRAINING_DIR / "train_en_1.json")[:60], embedder=lexical,
+                                           config=DEFAULTS, judge=make_judge("learned")).results
+                 if r.why.code == "learned.overruled")
+    at.text_input(key="dedup.existing").input(apart.existing).run()
+    at.text_input(key="dedup.incoming").input(apart.incoming).run()
+    assert metric(at, "Governed").lower() == apart.decision
+    assert "learned judge decided" in texts(at.warning) + texts(at.success)
+    at.sidebar.selectbox(key="judge").set_value("rules").run()
+    rules_verdict = judge_reason(apart.existing, apart.incoming, apart.similarity, config=DEFAULTS)[0]
+    assert rules_verdict != apart.decision and metric(at, "Governed").lower() == rules_verdict
+    assert any("rules judge" in c.value for c in at.caption)

@@ -94,7 +94,8 @@ def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
         return
     pair = PairItem(id="typed", existing=existing.strip(), incoming=incoming.strip())
     sims = _similarities(_digest(f"{pair.existing}\x1f{pair.incoming}".encode()), current.embedder, [pair])
-    result = dedup.decide([pair], sims, config, source="typed", embedder=current.embedder).results[0]
+    result = dedup.decide([pair], sims, config, source="typed", embedder=current.embedder,
+                          judge=current.judge).results[0]
     cols = st.columns(3)
     cols[0].metric(t("dedup.m_similarity"), f"{result.similarity:.3f}")
     cols[1].metric(t("dedup.m_plain"), t(f"verdict.{result.plain_rule}"))
@@ -137,7 +138,8 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     source, data, digest = _pick_pairs()
     pairs = _parse(data, source)
     sims = _similarities(digest, current.embedder, pairs)
-    report = dedup.decide(pairs, sims, config, source=source, embedder=current.embedder)
+    report = dedup.decide(pairs, sims, config, source=source, embedder=current.embedder, judge=current.judge)
+    st.caption(t("dedup.judge_caption", judge=current.judge))
     frame = dedup.decision_frame(report, language())
     fit = dedup.best_bands(sims, [p.expected for p in pairs])
     _render_metrics(report, fit)
