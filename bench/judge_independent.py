@@ -40,7 +40,7 @@ def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> floa
 
 
 def summary(results: list[SetResult]) -> dict[str, Any]:
-    held = [r for r in results if r.name.startswith(("independent/heldout", "independent/unseen"))]
+    held = [r for r in results if r.name.startswith(("independent/heldout", "independent/unseen", "independent/fresh"))]
     n = sum(r.pairs for r in held)
     return {"held_out_pairs": n,
             "held_out_outcome": round(sum(r.outcome_accuracy * r.pairs for r in held) / n, 4) if n else None,
@@ -52,12 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*)")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the rules see (default minilm)")
+    p.add_argument("--fresh", action="store_true", help="also set E (fresh_*): only for measuring a judge's next "
+                   "change, once (fixtures/independent/README.md)")
     p.add_argument("--chat", action="store_true", help="also the chat-model judge (MEMORY_JUDGE_URL, _MODEL, _API_KEY)")
     a = p.parse_args(argv)
     embedder = make_embedder(a.embedder)
-    sets = conformance_sets()
+    sets = conformance_sets(fresh=a.fresh)
     if a.quick:
-        sets = {k: v for k, v in sets.items() if k.startswith(("independent/heldout", "independent/unseen"))}
+        sets = {k: v for k, v in sets.items()
+                if k.startswith(("independent/heldout", "independent/unseen", "independent/fresh"))}
     judges: dict[str, tuple[str, Judge]] = {
         "plain": ("The plain two-band rule", plain_judge),
         "rules": ("The rule judge (memory.write.adjudicate.RULES)", judge_reason),

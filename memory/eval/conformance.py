@@ -61,11 +61,17 @@ class SetResult:
                 "data_lost": self.data_lost}
 
 
-def conformance_sets(*, independent: bool = True) -> dict[str, Path]:
-    """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, heldout_* and test_*."""
+FRESH = "fresh_"
+"""Set E (``fresh_*``): frozen on arrival for the next change of a judge, and measured only with ``fresh=True``."""
+
+
+def conformance_sets(*, independent: bool = True, fresh: bool = False) -> dict[str, Path]:
+    """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, heldout_*, test_* and
+    unseen_*, and (``fresh``) set E."""
     sets = shipped_pair_files()
     if independent:
-        sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))}
+        sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))
+                 if fresh or not p.stem.startswith(FRESH)}
     return sets
 
 
