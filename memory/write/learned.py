@@ -15,7 +15,7 @@ How it decides one (stored, incoming) pair:
 
 The weights are a small JSON file shipped beside this module (``judge_model.json``), written by
 ``python -m memory.tools.train_judge`` from the training-only pair sets in ``fixtures/training/`` and the tuning
-sets; the held-out sets (``fixtures/independent/heldout_*``, ``unseen_*``) are never trained on.
+sets; the held-out sets (``fixtures/independent/heldout_*``, ``unseen_*``, ``fresh_*``) are never trained on.
 
 When the learned verdict is the rules' verdict, the decision carries the rule's reason (it names the attribute,
 values and contexts); when it differs, the reason is ``learned.overruled`` with the verdict's probability and the
@@ -29,7 +29,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -176,23 +176,17 @@ class LearnedJudge:
 
     name = "learned"
 
-    def __init__(self, model_file: str | Path = MODEL_FILE, *,
-                 vectors: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+    def __init__(self, model_file: str | Path = MODEL_FILE) -> None:
         self.model = _shared_model(Path(model_file))
-        self._vectors = vectors
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` from the judge's model (``vectors=`` overrides, for a test about other things)."""
-        if self._vectors is not None:
-            return np.asarray(self._vectors(texts), dtype=np.float64)
+        """Unit vectors of ``texts`` from the judge's model."""
         self.prepare(texts)
         return np.stack([_VECTORS.get((self.model.vectors, t)) for t in texts])
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Embed the statements the memo lacks, in one model call (a write path calls it with a batch's facts and
         candidates before judging them)."""
-        if self._vectors is not None:
-            return
         name = self.model.vectors
         todo = [t for t in dict.fromkeys(texts) if _VECTORS.get((name, t)) is None]
         if todo:
