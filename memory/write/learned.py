@@ -167,8 +167,9 @@ def _shared_embedder(name: str) -> Any:
         return _EMBEDDERS[name]
 
 
-_VECTORS = TextMemo(maxsize=16384)
-"""(model, statement) -> unit vector; erase_user empties it with the other text memos."""
+_VECTORS = TextMemo(maxsize=8192)
+"""(model, statement) -> unit vector (float32: 8,192 of them hold 12.6 MB); erase_user empties it with the other text
+memos."""
 
 
 class LearnedJudge:
@@ -180,18 +181,21 @@ class LearnedJudge:
         self.model = _shared_model(Path(model_file))
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` from the judge's model."""
-        self.prepare(texts)
-        return np.stack([_VECTORS.get((self.model.vectors, t)) for t in texts])
-
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Embed the statements the memo lacks, in one model call (a write path calls it with a batch's facts and
-        candidates before judging them)."""
+        """Unit vectors of ``texts`` from the judge's model: from the memo, the rest in one model call."""
         name = self.model.vectors
-        todo = [t for t in dict.fromkeys(texts) if _VECTORS.get((name, t)) is None]
+        found = {t: _VECTORS.get((name, t)) for t in texts}
+        todo = [t for t, v in found.items() if v is None]
         if todo:
             for text, vec in zip(todo, _shared_embedder(name).embed(todo)):
-                _VECTORS.put((name, text), np.asarray(vec, dtype=np.float64))
+                found[text] = np.asarray(vec, dtype=np.float32)
+                _VECTORS.put((name, text), found[text])
+        return np.stack([found[t] for t in texts]).astype(np.float64)
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed, in one model call, the statements the memo lacks (a write path calls it with a batch's facts and
+        candidates before judging them)."""
+        if texts:
+            self.vectors(list(dict.fromkeys(texts)))
 
     def probabilities(self, existing: str, incoming: str, similarity: float, *,
                       config: MemoryConfig | None = None) -> dict[str, float]:
