@@ -4,10 +4,11 @@ Trains on the training-only pair sets (fixtures/training/, written for training 
 definitions) and the sets the rules were tuned on (fixtures/dedup_pairs_*, fixtures/independent/dev_* and test_*).
 The held-out sets (fixtures/independent/heldout_*, unseen_*, fresh_*) are refused: they measure the judge, never train it.
 
-    python -m memory.tools.train_judge [--out FILE] [--cv] [--c 0.1]
+    python -m memory.tools.train_judge [--out FILE] [--cv] [--c 0.05]
 
-``--cv`` also reports, for each training-only set held out in turn, what a judge trained on the others decides on
-it, beside the rules: the honest estimate the training data can give (the held-out sets give the real one).
+``--cv`` also reports, for each training-only set held out in turn, how a judge trained on the others decides it:
+the honest estimate the training data can give (the held-out sets give the real one). The same data gives the same
+weights: the shipped file is this script's output.
 Needs scikit-learn (requirements.txt); the judge itself runs on numpy alone.
 """
 

@@ -116,8 +116,9 @@ def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) 
     habit_old, habit_new = bool(_HABIT.search(old.text)), bool(_HABIT.search(new.text))
     once_old, once_new = bool(_ONCE.search(old.text)), bool(_ONCE.search(new.text))
     f["habit_old_once_new"] = float(habit_old and once_new and not habit_new)
-    f["once_old_habit_new"] = float(once_old and habit_new and not habit_old)  # weight 0 in the shipped model: it read
-    # "not once_old" there, always 0 in training; the next training weighs it
+    # Always 0 as written ("not once_old" where "not habit_old" was meant), so its weight is 0. It stays so that
+    # train_judge reproduces the shipped weights; the next training, measured on set E, should correct it.
+    f["once_old_habit_new"] = float(once_old and habit_new and not once_old)
     f["once_new"] = float(once_new)
     f["attitude_differs"] = float(attitude(old.text) != attitude(new.text))
     f["overlap"] = p.overlap
