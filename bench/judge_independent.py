@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         data["judges"][key] = {"title": title, "ms_per_decision": round(ms, 3), **summary(results),
                                "sets": [r.to_dict() for r in results]}
         s = summary(results)
-        parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*, {s['held_out_pairs']} "
-                  f"pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
+        parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*"
+                  f"{', fresh_*' if a.fresh else ''}, {s['held_out_pairs']} pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
                   f"data-losing mistakes {s['held_out_data_lost']}", "", format_conformance(results), ""]
     table = "\n".join([f"Cosine for the rules and the plain rule from {embedder.name}.", ""] + parts).rstrip()
     write_results("judge_independent" + ("_quick" if a.quick else ""), data, table)

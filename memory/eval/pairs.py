@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from memory.write.adjudicate import VERDICTS, Judge, Verdict, judge_reason, plain_rule
+from memory.write.adjudicate import VERDICTS, Judge, Verdict, judge_reason, plain_rule, prepare_judge
 from memory.core.reasons import Reason
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import Embedder
@@ -182,6 +182,7 @@ def decide_pairs(
     """The plain rule and the governed decision (``judge``, default the rules) of every pair at the config's bands;
     nothing is embedded, so moving the bands only re-runs this."""
     decide = judge or judge_reason
+    prepare_judge(decide, [t for p in pairs for t in (p.existing, p.incoming)])
     results = []
     for p, sim in zip(pairs, similarities):
         verdict, why = decide(p.existing, p.incoming, sim, config=config)

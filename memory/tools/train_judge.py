@@ -49,11 +49,12 @@ def training_sets() -> dict[str, Path]:
     return sets
 
 
-def featurize(items: Sequence[PairItem], names: Sequence[str] | None, embedder, config: MemoryConfig
-              ) -> tuple[np.ndarray, list[str]]:
+def featurize(items: Sequence[PairItem], embedder, config: MemoryConfig) -> tuple[np.ndarray, list[str]]:
+    """Every pair's feature row (embedding all their statements in one call) and the named features' order."""
     texts = list(dict.fromkeys(t for it in items for t in (it.existing, it.incoming)))
     vecs = dict(zip(texts, np.asarray(embedder.embed(texts), dtype=np.float64)))
-    rows, order = [], list(names) if names is not None else None
+    rows: list[np.ndarray] = []
+    order: list[str] | None = None
     for it in tqdm(items, desc="reading pairs", unit="pair", file=sys.stderr):
         a, b = vecs[it.existing], vecs[it.incoming]
         feats = pair_features(read_statement(it.existing), read_statement(it.incoming), float(a @ b), config)
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = training_sets()
     items = {name: [it for it in load_pairs(path) if it.expected is not None] for name, path in sets.items()}
     everything = [it for name in sets for it in items[name]]
-    x, names = featurize(everything, None, embedder, config)
+    x, names = featurize(everything, embedder, config)
     y = np.array([VERDICTS.index(it.expected) for it in everything])
     group = np.array([name for name in sets for _ in items[name]])
     if a.cv:

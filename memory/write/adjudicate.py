@@ -159,11 +159,20 @@ class Judge(Protocol):
     """Decides one (stored, incoming) pair: the verdict and its :class:`~memory.core.reasons.Reason`.
 
     :func:`judge_reason` (the rules) is the default; an :class:`~memory.write.ingest.Ingestor` takes another with
-    ``judge=...``. The cosine similarity is evidence a judge may use or ignore.
+    ``judge=...``. The cosine similarity is evidence a judge may use or ignore. A judge may also have a
+    ``prepare(texts)`` method, called with a batch's statements before they are judged (:func:`prepare_judge`).
     """
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig) -> tuple[Verdict, Reason]: ...
+
+
+def prepare_judge(judge: Judge | None, texts: Sequence[str]) -> None:
+    """Let a judge with a model of its own (a ``prepare`` method: memory.write.learned.LearnedJudge) embed the
+    statements it is about to judge in one call, rather than two at a time as the pairs come."""
+    prepare = getattr(judge, "prepare", None)
+    if prepare is not None and texts:
+        prepare(list(dict.fromkeys(texts)))
 
 
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None

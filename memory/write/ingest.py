@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
-from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate
+from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, prepare_judge
 from memory.core.errors import ErasedError, InputError, MemoryLabError
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from memory.store.journal import Plan
@@ -430,9 +430,7 @@ class Ingestor:
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
-        prepare = getattr(self.judge, "prepare", None)
-        if prepare is not None:  # a judge with a model of its own (LearnedJudge) embeds the batch's texts in one call
-            prepare([p.fact.text for p in pending] + [r.content for row in stored for r, _ in row])
+        prepare_judge(self.judge, [p.fact.text for p in pending] + [r.content for row in stored for r, _ in row])
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
             try:
