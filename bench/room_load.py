@@ -149,8 +149,11 @@ def make_room(clock: Clock):
                          clock=clock)
 
 
-def key_of(scenario_key: str, embedder: str, write_path: str, location) -> tuple:
-    return (scenario_key, embedder, write_path, location)  # open_lab's workspace key
+def key_of(scenario_key: str, embedder: str, write_path: str, location, language: str = "en") -> tuple:
+    """open_lab's workspace key for a lab of these settings (the default judge; the bench's scenarios are English)."""
+    from lab import engine, state
+
+    return engine.workspace_key(scenario_key, embedder, write_path, state.DEFAULT_JUDGE, location, language)
 
 
 def open_workspace(room, lab_id: str, scenario_key: str, embedder: str, write_path: str):
@@ -195,7 +198,7 @@ class RecallPage:
 
         self.room, self.lab_id, self.live, self.settings = room, lab_id, live, settings
         self.key = key_of(settings.scenario_key, settings.embedder, settings.write_path,
-                          engine.lab_location(lab_id))
+                          engine.lab_location(lab_id), settings.scenario.language)
         lab = self._lab(settings.config)
         self.owner = lab.owners()[0]  # the user picker's first option
         self.query = lab.queries_of(self.owner)[0]  # the query picker's first option

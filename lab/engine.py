@@ -431,6 +431,13 @@ def start_page(page: str) -> Lab:
     return open_lab(*page_header(page))
 
 
+def workspace_key(scenario_key: str, embedder: str, write_path: str, judge: str, location: StoreLocation,
+                  language: str) -> tuple:
+    """The room's key for a lab's workspace (:func:`open_lab`): a lab whose settings give another key gets another
+    workspace. The language stays last (a language switch keeps each language's workspace)."""
+    return (scenario_key, embedder, write_path, judge, location, language)
+
+
 def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     """This session's lab for the current settings: wait for the model and load the scenario if needed.
 
@@ -447,8 +454,8 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
         st.stop()
     if st.session_state.pop(state.RESET_KEY, False):
         labs.release(lab)
-    key = (current.scenario_key, current.embedder, current.write_path, _judge_of(current), location,
-           current.scenario.language)
+    key = workspace_key(current.scenario_key, current.embedder, current.write_path, _judge_of(current), location,
+                        current.scenario.language)
     live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location,
                                                  _judge_of(current)), hold=True)
     _HELD.labs = [*getattr(_HELD, "labs", []), (labs, lab)]  # let go when this run ends (end_run, app.py)

@@ -106,22 +106,24 @@ def test_where_the_model_overrules_the_rules_the_reason_says_both_in_both_langua
     """Find training pairs the two judges decide differently: the reason names the learned verdict, its
     likelihood and the rules' verdict with the rule's own sentence, in English and in Chinese."""
     seen = 0
-    for path in sorted(TRAINING_DIR.glob("*.json"))[:2] + sorted(TRAINING_DIR.glob("*zh*.json"))[:1]:
-        for p in load_pairs(path)[:80]:
-            verdict, why = judge(p.existing, p.incoming, 0.5, config=CONFIG)
-            rules_verdict, rules_why = judge_reason(p.existing, p.incoming, 0.5, config=CONFIG)
-            if verdict == rules_verdict:
-                assert why == rules_why  # agreement: the rule's own reason
-                continue
-            seen += 1
-            assert why.code == "learned.overruled" and why.params["verdict"] == verdict
-            english = why.text()
-            assert f"decided {verdict}" in english and f"would say {rules_verdict}" in english
-            assert rules_why.text() in english
-            chinese = say(why, "zh")
-            assert "学习型判定器" in chinese and say(rules_why, "zh") in chinese
-            zh = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
-            assert f"判为{zh[verdict]}（可能性" in chinese and f"只看规则会判为{zh[rules_verdict]}：" in chinese
+    pairs = [p for path in sorted(TRAINING_DIR.glob("*.json"))[:2] + sorted(TRAINING_DIR.glob("*zh*.json"))[:1]
+             for p in load_pairs(path)[:80]]
+    judge.prepare([t for p in pairs for t in (p.existing, p.incoming)])  # one e5 call, as the write path makes it
+    for p in pairs:
+        verdict, why = judge(p.existing, p.incoming, 0.5, config=CONFIG)
+        rules_verdict, rules_why = judge_reason(p.existing, p.incoming, 0.5, config=CONFIG)
+        if verdict == rules_verdict:
+            assert why == rules_why  # agreement: the rule's own reason
+            continue
+        seen += 1
+        assert why.code == "learned.overruled" and why.params["verdict"] == verdict
+        english = why.text()
+        assert f"decided {verdict}" in english and f"would say {rules_verdict}" in english
+        assert rules_why.text() in english
+        chinese = say(why, "zh")
+        assert "学习型判定器" in chinese and say(rules_why, "zh") in chinese
+        zh = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
+        assert f"判为{zh[verdict]}（可能性" in chinese and f"只看规则会判为{zh[rules_verdict]}：" in chinese
     assert seen >= 3
 
 
