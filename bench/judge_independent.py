@@ -7,7 +7,7 @@ D) are only measured). The rules and the plain rule see MiniLM's cosine (the lab
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
 --chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
-    python -m bench.judge_independent [--quick] [--embedder NAME] [--chat]
+    python -m bench.judge_independent [--quick] [--fresh] [--embedder NAME] [--chat]
 
 Cost per decision: each judge decides every pair of the sets once more, one pair at a time as the write path asks,
 with its memos emptied first (the learned judge's time includes embedding both statements), timed in this process.
@@ -39,8 +39,12 @@ def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> floa
     return (time.perf_counter() - start) * 1000 / max(len(pairs), 1)
 
 
+HELD_OUT = ("independent/heldout", "independent/unseen", "independent/fresh")
+"""The sets no judge was trained or tuned on (set E, ``fresh_*``, is among the sets only with ``--fresh``)."""
+
+
 def summary(results: list[SetResult]) -> dict[str, Any]:
-    held = [r for r in results if r.name.startswith(("independent/heldout", "independent/unseen", "independent/fresh"))]
+    held = [r for r in results if r.name.startswith(HELD_OUT)]
     n = sum(r.pairs for r in held)
     return {"held_out_pairs": n,
             "held_out_outcome": round(sum(r.outcome_accuracy * r.pairs for r in held) / n, 4) if n else None,
@@ -50,7 +54,8 @@ def summary(results: list[SetResult]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*)")
+    p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*; "
+                   "fresh_* too with --fresh)")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the rules see (default minilm)")
     p.add_argument("--fresh", action="store_true", help="also set E (fresh_*): only for measuring a judge's next "
                    "change, once (fixtures/independent/README.md)")
@@ -59,8 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     embedder = make_embedder(a.embedder)
     sets = conformance_sets(fresh=a.fresh)
     if a.quick:
-        sets = {k: v for k, v in sets.items()
-                if k.startswith(("independent/heldout", "independent/unseen", "independent/fresh"))}
+        sets = {k: v for k, v in sets.items() if k.startswith(HELD_OUT)}
     judges: dict[str, tuple[str, Judge]] = {
         "plain": ("The plain two-band rule", plain_judge),
         "rules": ("The rule judge (memory.write.adjudicate.RULES)", judge_reason),
