@@ -862,14 +862,21 @@ def _related(a: Reading, b: Reading) -> bool:
 
 
 def _show(value: str) -> str:
-    def one(m: re.Match) -> str:
-        kind, digits = m.group(1), m.group(2)
-        if kind == "t":
-            return f"{digits[:2]}:{digits[2:]}"
-        if kind == "d":
-            return f"{digits[:2]}-{digits[2:]}"
-        return _grouped(digits)
-    return re.sub(r"\b([ntd])(\d+)\b", one, value) if value else "(none)"
+    """A value as a person reads it: its number, time and date tokens spelt out (n1500 -> 1,500, t0630 -> 06:30,
+    d0630 -> 06-30)."""
+    return _VALUE_TOKEN.sub(_show_token, value) if value else "(none)"
+
+
+_VALUE_TOKEN = re.compile(r"\b([ntd])(\d+)\b")
+
+
+def _show_token(m: re.Match) -> str:
+    kind, digits = m.group(1), m.group(2)
+    if kind == "t":
+        return f"{digits[:2]}:{digits[2:]}"
+    if kind == "d":
+        return f"{digits[:2]}-{digits[2:]}"
+    return _grouped(digits)
 
 
 def _grouped(digits: str) -> str:

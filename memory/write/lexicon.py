@@ -568,18 +568,38 @@ def is_chinese(text: str) -> bool:
     return bool(CJK.search(text))
 
 
-def _domain_pattern(triggers: tuple[str, ...]) -> re.Pattern:
-    parts = [re.escape(w) if (CJK.search(w) or " " in w) else rf"\b{re.escape(w)}s?\b" for w in triggers]
-    return re.compile("|".join(parts))
+def _domain_index() -> tuple[dict[str, frozenset[str]], dict[str, re.Pattern | None]]:
+    """The triggers of :data:`DOMAINS` as two lookups: an English word (a whole ``\\w+`` run of the text, or that
+    word with a plural ``s``) -> its tags, and per tag the triggers that match anywhere as text (Chinese ones and
+    those with a space)."""
+    words: dict[str, set[str]] = {}
+    anywhere: dict[str, re.Pattern | None] = {}
+    for tag, triggers in DOMAINS.items():
+        loose = []
+        for w in triggers:
+            if CJK.search(w) or " " in w:
+                loose.append(w)
+            else:
+                if not re.fullmatch(r"\w+", w):
+                    raise ValueError(f"DOMAINS[{tag!r}]: {w!r} is neither one word nor a phrase")
+                for form in (w, w + "s"):
+                    words.setdefault(form, set()).add(tag)
+        anywhere[tag] = re.compile("|".join(map(re.escape, loose))) if loose else None
+    return {w: frozenset(tags) for w, tags in words.items()}, anywhere
 
 
-_DOMAIN_PATTERNS = {tag: _domain_pattern(triggers) for tag, triggers in DOMAINS.items()}
+_DOMAIN_WORDS, _DOMAIN_ANYWHERE = _domain_index()
+_WORD = re.compile(r"\w+")
 
 
 def domains_of(text: str) -> list[str]:
-    """Domain tags whose trigger words occur in the text (whole words, plural allowed, for English)."""
+    """Domain tags whose trigger words occur in the text (whole words, plural allowed, for English; Chinese
+    triggers and phrases anywhere), in the order of :data:`DOMAINS`."""
     low = text.lower()
-    return [tag for tag, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low)]
+    hit: set[str] = set()
+    for word in set(_WORD.findall(low)):
+        hit |= _DOMAIN_WORDS.get(word, frozenset())
+    return [tag for tag, loose in _DOMAIN_ANYWHERE.items() if tag in hit or (loose is not None and loose.search(low))]
 
 
 # --- extraction ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from memory.core.textcaches import text_cache
 from memory.write.lexicon import (
@@ -68,10 +69,10 @@ class Reading:
     domains: tuple[str, ...] = field(default=())
     """Domain tags of the content (context excluded)."""
 
-    @property
+    @cached_property
     def values(self) -> frozenset[str]:
         """Number, time and date tokens of the content (n500000, t0630, d0630)."""
-        return frozenset(t for t in self.tokens if re.fullmatch(r"[ntd]\d+", t))
+        return frozenset(t for t in self.tokens if _VALUE_TOKEN.fullmatch(t))
 
 
 def read_statement(text: str) -> Reading:
@@ -99,14 +100,19 @@ _SUBJ = r"(?:the user|user)"
 def _canonical_en(text: str) -> str:
     s = " " + text.strip().rstrip(".!;。！") + " "
     s = s.replace("’", "'")
-    for pat, rep in _CONTRACTIONS:
-        s = re.sub(pat, rep, s, flags=re.I)
+    for pattern, rep in _CANONICAL_EN[0]:
+        s = pattern.sub(rep, s)
     s = normalize_values_en(s)
-    for pat, rep in PHRASES_EN:
-        s = re.sub(pat, rep, s)
-    for pat, rep in _FIRST_PERSON:
-        s = re.sub(pat, rep, s)
-    return re.sub(r"\s+", " ", s).strip()
+    for pattern, rep in _CANONICAL_EN[1]:
+        s = pattern.sub(rep, s)
+    return _SPACES.sub(" ", s).strip()
+
+
+_CANONICAL_EN = (tuple((re.compile(pat, re.I), rep) for pat, rep in _CONTRACTIONS),
+                 tuple((re.compile(pat), rep) for pat, rep in (*PHRASES_EN, *_FIRST_PERSON)))
+""":func:`_canonical_en`'s rewrites, compiled once: the contractions (any case) before the values are normalised,
+the phrases and the first person after."""
+_SPACES = re.compile(r"\s+")
 
 
 def _context_en(s: str) -> tuple[str, list[str]]:
@@ -117,13 +123,10 @@ def _context_en(s: str) -> tuple[str, list[str]]:
     if day:
         found.append(" ".join(g for g in day.groups() if g))
         s = s.replace(day.group(0), " ")
-    for key, forms in CONTEXT_WORDS.items():
-        for form in forms:
-            if is_chinese(form):
-                continue
-            pat = rf"(?:^|,\s*|\s)({re.escape(form)})(?=\s|,|$)"
-            if re.search(pat, s):
-                s = re.sub(pat, " ", s, count=1).strip()
+    for key, forms in _CONTEXT_FORMS_EN:
+        for form, pattern in forms:
+            if form in s and pattern.search(s):  # the pattern holds the form: a cheap test first
+                s = pattern.sub(" ", s, count=1).strip()
                 found.append(key)
                 break
     lead = re.match(rf"^(?:when|while|whenever|if) (?:the user is |the user )?([^,]+?)(?:,\s*|\s+(?={_LEAD_SUBJ}))", s) \
@@ -275,6 +278,15 @@ _VERB_EN = re.compile(r"^(.*?)\b((?:the user|user)|(?:the )?(?!the\b)[a-z]+) "
                       r"(?: (up|out|by|to|at|for|with|about|on|in|from|into))? (.+)$")
 
 
+_CHANGE_EN = re.compile(rf"\b(?:{'|'.join(map(re.escape, CHANGE_EN))})\b")
+"""Any change marker of :data:`CHANGE_EN` as a whole word (or phrase)."""
+_CONTEXT_FORMS_EN = tuple(
+    (key, tuple((form, re.compile(rf"(?:^|,\s*|\s)({re.escape(form)})(?=\s|,|$)")) for form in forms
+                if not is_chinese(form)))
+    for key, forms in CONTEXT_WORDS.items())
+"""The English forms of :data:`CONTEXT_WORDS`, each with its pattern (after a start, a comma or a space; before a
+space, a comma or the end), in the table's order."""
+_VALUE_TOKEN = re.compile(r"[ntd]\d+")
 _NEGATION_EN = re.compile(rf"\b(?:{'|'.join(NEGATION_EN)})\b")
 _NEGATION_ZH = re.compile("|".join(NEGATION_ZH))
 
@@ -282,7 +294,7 @@ _NEGATION_ZH = re.compile("|".join(NEGATION_ZH))
 def _read_en(text: str) -> Reading:
     s = _canonical_en(text)
     s, contexts = _context_en(s)
-    changed = any(re.search(rf"\b{re.escape(m)}\b", s) for m in CHANGE_EN)
+    changed = bool(_CHANGE_EN.search(s))
     core = _TIME_ADVERBS_EN.sub(" ", s)
     core = re.sub(r"\b(?:the user's|the) new\b", lambda m: m.group(0)[:-4], core)
     core = re.sub(r"\s+", " ", core).strip(" ,")
