@@ -85,6 +85,16 @@ def dataset_names(folder: Path) -> list[str]:
                       and e.name.isprintable() and (e.is_symlink() or e.is_file(follow_symlinks=False)))
 
 
+CANDIDATE_ORDER = ("content", "stage", "reason", "similarity", "recency", "score", "pollution", "id", "importance",
+                   "similarity_part", "recency_part", "importance_part", "tokens", "in_blind", "memory_id")
+"""The recall page's candidate table, column by column. At 1024x768 with the sidebar open the table is about 670 px
+wide: what the lesson's lines point at (the memory's text, the stage and its reason, then similarity, recency and
+score: :data:`CANDIDATE_WIDTHS`) comes first and narrow; the other columns follow."""
+CANDIDATE_WIDTHS: dict[str, int | str] = {"content": 160, "stage": "small", "reason": 205, "similarity": "small",
+                                          "recency": "small", "score": "small"}
+"""Widths of the candidate table's first columns (pixels, or Streamlit's ``"small"``: 75 px); the text is pinned.
+tests/test_browser.py checks on every lesson step that the table shows them whole at 1024x768."""
+
 MEMORY_TEXT_COLUMN = {"width": "large", "pinned": True}
 """``st.column_config.TextColumn`` options of the memory text in the candidate tables: the first column, pinned
 (the short blind and governed lists are static tables, whose cells wrap: readable on a projector at 1024x768)."""

@@ -699,3 +699,90 @@ def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image
     finally:
         context.close()
     assert dialogs == [], dialogs
+
+
+LAYOUT = """line => {
+    const width = window.innerWidth, problems = [];
+    const block = document.querySelector("[data-testid='stMainBlockContainer']");
+    for (const [name, el] of [["the page", document.scrollingElement], ["the main block",
+                              document.querySelector("[data-testid='stMain']")]])
+        if (el && el.scrollWidth > el.clientWidth + 1) problems.push(`${name} scrolls sideways (${el.scrollWidth} px)`);
+    const inside = (el, what) => {
+        const r = el.getBoundingClientRect();
+        if (r.width && (r.left < 0 || r.right > width + 1))
+            problems.push(`${what} cut at ${width} px: ${Math.round(r.left)} to ${Math.round(r.right)}`);
+    };
+    const whole = (el, what) => {
+        for (const e of [el, ...el.querySelectorAll("*")])
+            if (getComputedStyle(e).textOverflow === "ellipsis" && e.scrollWidth > e.clientWidth + 1)
+                problems.push(`${what} cut short: "${el.innerText.trim()}"`);
+    };
+    block.querySelectorAll("[data-testid='stTable'] th").forEach(th => inside(th, `table header "${th.innerText}"`));
+    block.querySelectorAll("[data-testid='stMetric']").forEach(m => { inside(m, "metric"); whole(m, "metric label"); });
+    block.querySelectorAll("[data-testid='stButton'] button").forEach(b => { inside(b, "button"); whole(b, "button"); });
+    block.querySelectorAll("[data-testid='stDataFrame'], .stPlotlyChart").forEach(el => inside(el, el.className));
+    const grids = [...block.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")].map(s => s.clientWidth);
+    const banner = [...block.querySelectorAll("[data-testid='stMarkdownContainer'] strong")]
+        .filter(s => s.innerText.includes(line))[0];
+    const top = banner ? banner.getBoundingClientRect().top : null;
+    return {problems, grids, banner: banner ? banner.innerText : null, banner_top: top};
+}"""
+"""What a projector at 1024x768 must show whole on a lesson step's page: no sideways scrolling of the page, every
+st.table header (the blind and governed lists' pollution column), metric, button, data table and chart inside the
+window's width, no metric label or button text cut short with an ellipsis; also the visible width of each data
+table (a canvas: its columns are not in the page) and the lesson's line (its position)."""
+
+SMALL_COLUMN_PX = 75
+"""Streamlit's width of a ``"small"`` data table column, in pixels."""
+
+
+def _lesson_columns_px() -> int:
+    """The recall page's candidate table: the width of the columns the lesson's lines point at (the memory's text,
+    pinned, then stage and reason, then similarity, recency and score), from the page's own column settings."""
+    from lab import CANDIDATE_ORDER, CANDIDATE_WIDTHS
+
+    lesson = ("content", "stage", "reason", "similarity", "recency", "score")
+    assert CANDIDATE_ORDER[: len(lesson)] == lesson and set(CANDIDATE_WIDTHS) == set(lesson)
+    return sum(SMALL_COLUMN_PX if w == "small" else int(w) for w in CANDIDATE_WIDTHS.values())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_lesson_step_at_1024x768_in_both_languages(browser, server, lang):
+    """The guided lesson as an instructor runs it on a projector: 1024x768, the sidebar open, step 1 from the sidebar
+    then "Next step" to step 7, in English and in Chinese. On every step's page the step's line is on the first
+    screen and nothing it points at is cut (:data:`LAYOUT`): the page does not scroll sideways; table headers,
+    metrics, buttons, data tables and charts lie inside the window; no metric label or button is cut short; and on
+    the recall page the candidate table shows the lesson's columns (text, stage, reason, similarity, recency, score)
+    without sideways scrolling. A screenshot of each step's first screen:
+    test-artifacts/screenshots/lesson-<n>-<lang>-1024x768.png."""
+    from lab.lesson import steps
+
+    need = _lesson_columns_px()
+    context = _context(browser, SCREEN)
+    try:
+        tab = context.new_page()
+        _open(tab, f"{server}/?lang={lang}", chart=False)
+        sidebar = tab.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text(i18n.TEXT["lesson.title"][lang]).click()
+        lesson = steps(lang)
+        first = sidebar.get_by_role("button", name=f"1. {i18n.TEXT[f'lesson.{lesson[0].key}.title'][lang]}")
+        first.wait_for(timeout=LOAD_TIMEOUT_MS)
+        _rerun(tab, first.click)
+        for n, step in enumerate(lesson, 1):
+            line = i18n.TEXT["lesson.step"][lang].format(n=n, total=len(lesson))
+            tab.get_by_text(line).first.wait_for(timeout=LOAD_TIMEOUT_MS)
+            page = next(p for p in PAGES if p.url_path == step.page)
+            if page.has_chart:
+                tab.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=LOAD_TIMEOUT_MS)
+            _wait_idle(tab)
+            _check_drawn(tab)
+            found = tab.evaluate(LAYOUT, line)
+            assert found["problems"] == [], (lang, n, step.key, found["problems"])
+            assert found["banner"] and 0 <= found["banner_top"] < SCREEN["height"] / 2, (lang, n, found)
+            if step.page == "recall-view":
+                assert found["grids"] and all(w >= need for w in found["grids"]), (lang, n, found["grids"], need)
+            tab.screenshot(path=str(SHOTS / f"lesson-{n}-{lang}-1024x768.png"))
+            if n < len(lesson):
+                _rerun(tab, tab.get_by_role("button", name=i18n.TEXT["lesson.next"][lang]).click)
+    finally:
+        context.close()

@@ -7,19 +7,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab import MEMORY_TEXT_COLUMN, engine, figures, state, teaching, views
+from lab import CANDIDATE_ORDER, CANDIDATE_WIDTHS, MEMORY_TEXT_COLUMN, engine, figures, state, teaching, views
 from lab.i18n import explain_drop, headers, kinds_label, t
 from lab.safe import for_plotly, plain
 
 PAGE = "recall"
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 TEXT = st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)
-CANDIDATE_TEXT = st.column_config.TextColumn(width=160, pinned=True)
-REASON = st.column_config.TextColumn(width=205)
-STAGE = st.column_config.TextColumn(width="small")
-NARROW_NUMBER = st.column_config.NumberColumn(format="%.2f", width="small")
-CANDIDATE_ORDER = ("content", "stage", "reason", "similarity", "recency", "score", "pollution", "id", "importance",
-                   "similarity_part", "recency_part", "importance_part", "tokens", "in_blind", "memory_id")
+CANDIDATE_TEXT = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["content"], pinned=True)
+REASON = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["reason"])
+STAGE = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["stage"])
 # The blind and governed lists: static tables whose cells wrap (readable at 1024x768 on a projector).
 SIDE_COLUMNS = ("content", "similarity", "score", "pollution")
 
@@ -68,12 +65,12 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
                  decay=config.decay_rate))
     numbers = ["similarity", "recency", "importance", "similarity_part", "recency_part", "importance_part", "score"]
     shown = frame.assign(stage=frame["stage"].map(lambda s: t(f"stage.{s}")), pollution=frame["pollution"].map(kinds_label))
-    # At 1024x768 with the sidebar open the table is about 560 px wide: what the lesson's lines point at (the stage and
-    # its reason, then similarity, recency and score) comes first and narrow; the other columns follow.
+    # what the lesson's lines point at comes first and narrow (lab.CANDIDATE_ORDER); the other columns follow
+    narrow = {name: st.column_config.NumberColumn(format="%.2f", width=CANDIDATE_WIDTHS[name])
+              for name in ("similarity", "recency", "score")}
     st.dataframe(shown, hide_index=True, column_order=[c for c in CANDIDATE_ORDER if c in shown.columns],
                  column_config=headers(shown.columns, {"content": CANDIDATE_TEXT, "stage": STAGE, "reason": REASON}
-                                       | {name: NARROW_NUMBER if name in ("similarity", "recency", "score") else NUMBER
-                                          for name in numbers}))
+                                       | {name: narrow.get(name, NUMBER) for name in numbers}))
 
 
 def _render_context(lab: engine.Lab, result, config) -> None:
