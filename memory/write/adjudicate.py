@@ -861,6 +861,7 @@ def _related(a: Reading, b: Reading) -> bool:
     return bool(set(a.domains) & set(b.domains))
 
 
+@text_cache(maxsize=4096)
 def _show(value: str) -> str:
     """A value as a person reads it: its number, time and date tokens spelt out (n1500 -> 1,500, t0630 -> 06:30,
     d0630 -> 06-30)."""
