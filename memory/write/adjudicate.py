@@ -194,6 +194,32 @@ def judge_reason(existing: str | Reading, incoming: str | Reading, similarity: f
     return verdict, Reason(code, params, (similarity, band) if band != verdict else None)
 
 
+@text_cache(maxsize=4096)
+def _show(value: str) -> str:
+    """A value as a person reads it: its number, time and date tokens spelt out (n1500 -> 1,500, t0630 -> 06:30,
+    d0630 -> 06-30)."""
+    return _VALUE_TOKEN.sub(_show_token, value) if value else "(none)"
+
+
+_VALUE_TOKEN = re.compile(r"\b([ntd])(\d+)\b")
+
+
+def _show_token(m: re.Match) -> str:
+    kind, digits = m.group(1), m.group(2)
+    if kind == "t":
+        return f"{digits[:2]}:{digits[2:]}"
+    if kind == "d":
+        return f"{digits[:2]}-{digits[2:]}"
+    return _grouped(digits)
+
+
+def _grouped(digits: str) -> str:
+    """'1500000' -> '1,500,000' for any number of digits (no int: ints stop converting past 4,300 digits)."""
+    digits = digits.lstrip("0") or "0"
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
+
+
 @dataclass(frozen=True)
 class Pair:
     """One (stored, incoming) pair as the rules see it: both readings, the cosine and what several rules ask."""
@@ -859,32 +885,6 @@ def _related(a: Reading, b: Reading) -> bool:
     if set(_content(a)) & set(_content(b)):
         return True
     return bool(set(a.domains) & set(b.domains))
-
-
-@text_cache(maxsize=4096)
-def _show(value: str) -> str:
-    """A value as a person reads it: its number, time and date tokens spelt out (n1500 -> 1,500, t0630 -> 06:30,
-    d0630 -> 06-30)."""
-    return _VALUE_TOKEN.sub(_show_token, value) if value else "(none)"
-
-
-_VALUE_TOKEN = re.compile(r"\b([ntd])(\d+)\b")
-
-
-def _show_token(m: re.Match) -> str:
-    kind, digits = m.group(1), m.group(2)
-    if kind == "t":
-        return f"{digits[:2]}:{digits[2:]}"
-    if kind == "d":
-        return f"{digits[:2]}-{digits[2:]}"
-    return _grouped(digits)
-
-
-def _grouped(digits: str) -> str:
-    """'1500000' -> '1,500,000' for any number of digits (no int: ints stop converting past 4,300 digits)."""
-    digits = digits.lstrip("0") or "0"
-    head = len(digits) % 3 or 3
-    return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
 
 
 # --- the questions the rules ask, as the learned judge's features ask them too (memory.write.features) -------------
