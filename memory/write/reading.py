@@ -287,6 +287,8 @@ _CONTEXT_FORMS_EN = tuple(
 """The English forms of :data:`CONTEXT_WORDS`, each with its pattern (after a start, a comma or a space; before a
 space, a comma or the end), in the table's order."""
 _VALUE_TOKEN = re.compile(r"[ntd]\d+")
+_CONTEXT_FORMS_ZH = tuple((key, tuple(form for form in forms if is_chinese(form))) for key, forms in CONTEXT_WORDS.items())
+"""The Chinese forms of :data:`CONTEXT_WORDS`, in the table's order."""
 _NEGATION_EN = re.compile(rf"\b(?:{'|'.join(NEGATION_EN)})\b")
 _NEGATION_ZH = re.compile("|".join(NEGATION_ZH))
 
@@ -421,9 +423,9 @@ def _context_zh(s: str) -> tuple[str, list[str]]:
         part = {"早上": "morning", "上午": "morning", "中午": "noon", "下午": "afternoon", "晚上": "evening"}.get(day.group(2) or "")
         found.append(WEEKDAYS_ZH[day.group(1)] + (f" {part}" if part else ""))
         s = s.replace(day.group(0), "", 1)
-    for key, forms in CONTEXT_WORDS.items():
+    for key, forms in _CONTEXT_FORMS_ZH:
         for form in forms:
-            at = s.find(form) if is_chinese(form) else -1
+            at = s.find(form)
             if at >= 0 and not _NAMED_BY_CONTEXT_ZH.match(s, at + len(form)):
                 s = s[:at] + s[at + len(form):]
                 found.append(key)
