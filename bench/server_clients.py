@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=10_000)
     p.add_argument("--clients", default="1,2,4,8")
     p.add_argument("--queries", type=int, default=150)
-    p.add_argument("--quick", action="store_true", help="5,000 memories, 1, 2 and 4 clients, 60 recalls each")
+    p.add_argument("--quick", action="store_true", help="5,000 memories, 1, 2 and 4 clients, 60 writes and 60 recalls each")
     a = p.parse_args(argv)
     if a.quick:
         run(5_000, [1, 2, 4], 60)

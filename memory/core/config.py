@@ -96,6 +96,7 @@ class MemoryConfig:
         return low, high
 
 
+
 def _check(name: str, value: Any, low: float, high: float, kind: str) -> None:
     where = f"MemoryConfig.{name}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -109,3 +110,7 @@ def _check(name: str, value: Any, low: float, high: float, kind: str) -> None:
         raise ConfigError(f"{where} must be a finite number in [{low}, {high}], got {value!r}")
     if not low <= value <= high:
         raise ConfigError(f"{where} must be in [{low}, {high}], got {value!r}")
+
+DEFAULT_CONFIG = MemoryConfig()
+"""The default configuration, one frozen instance: what a call given no configuration uses (building and validating
+a new one per judgement cost a fifth of a memoised rules judgement)."""

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any, Callable, Literal, Protocol, Sequence
 
 from memory.core.textcaches import text_cache
-from memory.core.config import MemoryConfig
+from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.write.lexicon import (WEAK_CHANGE, WEEKDAYS_EN, additive_marker, change_marker, normalize_values_en,
                                   normalize_values_zh, qualifier_kinds)
 from memory.write.reading import STOP_ZH, Reading, read_statement
@@ -112,13 +112,9 @@ class Decision:
         }
 
 
-_DEFAULT_CONFIG = MemoryConfig()
-"""The configuration a call without one judges with (frozen: one instance serves every call)."""
-
-
 def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> Verdict:
     """The A6 two-band rule: duplicate / update (a conflict retires the old fact) / new."""
-    cfg = config or _DEFAULT_CONFIG
+    cfg = config or DEFAULT_CONFIG
     if similarity is None or similarity < cfg.conflict_band:
         return "new"
     return "duplicate" if similarity >= cfg.duplicate_band else "update"
@@ -139,7 +135,7 @@ def adjudicate(
     ``plain_rule`` is what the two bands say about the most similar candidate, as the
     A6 gateway would act on it. ``judge`` decides each pair (default :func:`judge_reason`, the rules).
     """
-    cfg = config or _DEFAULT_CONFIG
+    cfg = config or DEFAULT_CONFIG
     decide = judge or judge_reason
     if not candidates:
         return Decision(fact, None, None, "new", "new", Reason("new.no_candidate"))
@@ -190,7 +186,7 @@ def judge_reason(existing: str | Reading, incoming: str | Reading, similarity: f
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
     """The rules' decision for one pair, with its :class:`~memory.core.reasons.Reason` (code, parameters, and the plain
     rule's verdict where it disagrees)."""
-    cfg = config or _DEFAULT_CONFIG
+    cfg = config or DEFAULT_CONFIG
     old = existing if isinstance(existing, Reading) else read_statement(existing)
     new = incoming if isinstance(incoming, Reading) else read_statement(incoming)
     verdict, code, params = _judge(old, new, similarity, cfg)
@@ -719,7 +715,7 @@ def _judge(old: Reading, new: Reading, sim: float, cfg: MemoryConfig) -> tuple[V
 
 def fired_rule(existing: str, incoming: str, similarity: float, *, config: MemoryConfig | None = None) -> str:
     """The id of the rule that decides a pair (what a decision's reason code names)."""
-    return _judge(read_statement(existing), read_statement(incoming), similarity, config or _DEFAULT_CONFIG)[1]
+    return _judge(read_statement(existing), read_statement(incoming), similarity, config or DEFAULT_CONFIG)[1]
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import urllib.request
 from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 
-from memory.core.config import MemoryConfig
+from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.core.errors import ConfigError
 from memory.core.reasons import FALLBACK_PREFIX, Reason
 from memory.embed.endpoint import (check_api_key, check_int, check_model, check_seconds, check_url, parse_seconds,
@@ -152,7 +152,7 @@ class ChatJudge:
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
         """The model's verdict on one (stored, incoming) pair, or the fallback's with the cause."""
-        cfg = config or MemoryConfig()
+        cfg = config or DEFAULT_CONFIG
         key = (self.model, existing, incoming)
         answer = self._cached(key)
         if answer is None:

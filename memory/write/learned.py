@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from memory.core.config import MemoryConfig
+from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.core.errors import ConfigError
 from memory.core.reasons import FALLBACK_PREFIX, Reason
 from memory.core.textcaches import TextMemo
@@ -200,7 +200,7 @@ class LearnedJudge:
     def probabilities(self, existing: str, incoming: str, similarity: float, *,
                       config: MemoryConfig | None = None) -> dict[str, float]:
         """Each verdict's probability for one pair."""
-        p, _ = self._weigh(existing, incoming, similarity, config or MemoryConfig())
+        p, _ = self._weigh(existing, incoming, similarity, config or DEFAULT_CONFIG)
         return {v: float(x) for v, x in zip(VERDICTS, p)}
 
     def _weigh(self, existing: str, incoming: str, similarity: float, cfg: MemoryConfig) -> tuple[np.ndarray, float]:
@@ -212,7 +212,7 @@ class LearnedJudge:
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
-        cfg = config or MemoryConfig()
+        cfg = config or DEFAULT_CONFIG
         p, own = self._weigh(existing, incoming, similarity, cfg)
         verdict: Verdict = VERDICTS[int(self.model.decide(p[None, :])[0])]  # type: ignore[assignment]
         rules_verdict, rules_why = judge_reason(existing, incoming, similarity, config=cfg)
