@@ -20,6 +20,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -66,6 +67,50 @@ def read_cpu(folder: Path) -> dict:
             "per_file_cpu": [{"file": f, "cpu_seconds": round(s, 1)} for f, s in files.most_common()]}
 
 
+def _busy_cores() -> tuple[float, float]:
+    """(busy jiffies, all jiffies) of the whole machine, from /proc/stat."""
+    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+class CpuSampler(threading.Thread):
+    """The machine's busy cores once a second while pytest runs (every process on it: a shared machine's other
+    work shows up too), so the report can say when the cores stood idle and which tests were running then."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []  # (time, busy cores over the last second)
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        cores = os.cpu_count() or 1
+        last = _busy_cores()
+        while not self.stopping.wait(1.0):
+            now = _busy_cores()
+            spent = now[1] - last[1]
+            self.samples.append((time.time(), round(cores * (now[0] - last[0]) / spent, 2) if spent else 0.0))
+            last = now
+
+
+def idle_report(samples: list[tuple[float, float]], rows: list[dict]) -> dict:
+    """Core-seconds left idle, per 30 s of the run, with the tests that were running in each stretch."""
+    if not samples:
+        return {}
+    cores, first = os.cpu_count() or 1, samples[0][0]
+    bins: dict[int, list[float]] = collections.defaultdict(list)
+    for at, busy in samples:
+        bins[int((at - first) // 30)].append(busy)
+    stretches = []
+    for index, busy in sorted(bins.items()):
+        start, end = first + 30 * index, first + 30 * (index + 1)
+        running = sorted({r["test"] for r in rows if r.get("started", 0) < end and r.get("ended", 0) > start})
+        stretches.append({"from_s": 30 * index, "busy_cores": round(sum(busy) / len(busy), 2),
+                          "idle_core_seconds": round(sum(max(0.0, cores - b) for b in busy), 1),
+                          "running": running[:6] + ([f"... {len(running) - 6} more"] if len(running) > 6 else [])})
+    return {"idle_core_seconds": round(sum(s["idle_core_seconds"] for s in stretches), 1), "stretches": stretches}
+
+
 def markdown(label: str, result: dict) -> str:
     lines = [f"# Test times: {label}", "",
              f"`{result['command']}`: wall time {result.get('wall_seconds', '?')} s, "
@@ -85,6 +130,14 @@ def markdown(label: str, result: dict) -> str:
     cpu_of = {f["file"]: f["cpu_seconds"] for f in result.get("per_file_cpu", [])}
     lines += ["", "## Per file", "", "| seconds | CPU seconds | file |", "| ---: | ---: | --- |"]
     lines += [f"| {f['seconds']} | {cpu_of.get(f['file'], '')} | `{f['file']}` |" for f in result["per_file"]]
+    if result.get("idle"):
+        idle = result["idle"]
+        lines += ["", "## When the cores stood idle", "",
+                  f"{idle['idle_core_seconds']} core-seconds idle in all (the machine's busy cores sampled once a "
+                  "second, per 30 s of the run; the tests running in each stretch).", "",
+                  "| from s | busy cores | idle core-s | running |", "| ---: | ---: | ---: | --- |"]
+        lines += [f"| {s['from_s']} | {s['busy_cores']} | {s['idle_core_seconds']} | "
+                  + "<br>".join(f"`{t}`" for t in s["running"]) + " |" for s in idle["stretches"]]
     return "\n".join(lines) + "\n"
 
 
@@ -102,10 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         junit = Path(tempfile.mkdtemp()) / "junit.xml"
         cpu_dir = junit.parent / "cpu"
         cpu_dir.mkdir()
+        sampler = CpuSampler()
+        sampler.start()
         started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
         code = subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args, f"--junitxml={junit}", "-q"],
                                env=os.environ | {"MEMORY_TEST_CPU_DIR": str(cpu_dir)})
         wall = round(time.monotonic() - started, 1)
+        sampler.stopping.set()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
     command = " ".join(["pytest", *(f"'{a}'" if " " in a else a for a in args.pytest_args)])
@@ -113,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
               "machine": machine(), **read_junit(junit)}
     if not args.junit:
         result.update(read_cpu(cpu_dir))
+        rows = [json.loads(line) for path in sorted(cpu_dir.glob("*.jsonl"))
+                for line in path.read_text(encoding="utf-8").splitlines()]
+        result["idle"] = idle_report(sampler.samples, rows)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"test_times_{args.label}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     (RESULTS / f"test_times_{args.label}.md").write_text(markdown(args.label, result), encoding="utf-8")

@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -39,13 +40,16 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """With MEMORY_TEST_CPU_DIR set, record the CPU each test costs (setup, call and teardown). A process a
-    module's fixture starts (a lab server, the browser) is counted when it is stopped: in its module's last test."""
+    """With MEMORY_TEST_CPU_DIR set, record the CPU each test costs (setup, call and teardown), with its worker and
+    its start and end (so bench.test_times can show when the machine stood idle). A process a module's fixture
+    starts (a lab server, the browser) is counted when it is stopped: in its module's last test."""
     folder = os.environ.get(CPU_DIR_ENV)
-    start = _cpu_seconds() if folder else 0.0
+    start, started = (_cpu_seconds(), time.time()) if folder else (0.0, 0.0)
     yield
     if folder:
-        line = json.dumps({"test": item.nodeid, "cpu_seconds": round(_cpu_seconds() - start, 3)})
+        line = json.dumps({"test": item.nodeid, "cpu_seconds": round(_cpu_seconds() - start, 3),
+                           "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                           "started": round(started, 2), "ended": round(time.time(), 2)})
         with open(os.path.join(folder, f"worker-{os.getpid()}.jsonl"), "a", encoding="utf-8") as out:
             out.write(line + "\n")
 
