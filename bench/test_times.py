@@ -108,7 +108,8 @@ def idle_report(samples: list[tuple[float, float]], rows: list[dict]) -> dict:
         stretches.append({"from_s": 30 * index, "busy_cores": round(sum(busy) / len(busy), 2),
                           "idle_core_seconds": round(sum(max(0.0, cores - b) for b in busy), 1),
                           "running": running[:6] + ([f"... {len(running) - 6} more"] if len(running) > 6 else [])})
-    return {"idle_core_seconds": round(sum(s["idle_core_seconds"] for s in stretches), 1), "stretches": stretches}
+    return {"idle_core_seconds": round(sum(s["idle_core_seconds"] for s in stretches), 1),
+            "busy_core_seconds": round(sum(busy for _, busy in samples), 1), "stretches": stretches}
 
 
 def markdown(label: str, result: dict) -> str:
@@ -133,8 +134,10 @@ def markdown(label: str, result: dict) -> str:
     if result.get("idle"):
         idle = result["idle"]
         lines += ["", "## When the cores stood idle", "",
-                  f"{idle['idle_core_seconds']} core-seconds idle in all (the machine's busy cores sampled once a "
-                  "second, per 30 s of the run; the tests running in each stretch).", "",
+                  f"{idle['idle_core_seconds']} core-seconds idle in all, {idle.get('busy_core_seconds', '?')} busy "
+                  "(the machine's busy cores sampled once a second, per 30 s of the run; the tests running in each "
+                  "stretch). The busy figure counts every process: Chromium too, which the CPU of pytest's tree above "
+                  "misses (Playwright's driver starts it, and no process of the tree waits for it).", "",
                   "| from s | busy cores | idle core-s | running |", "| ---: | ---: | ---: | --- |"]
         lines += [f"| {s['from_s']} | {s['busy_cores']} | {s['idle_core_seconds']} | "
                   + "<br>".join(f"`{t}`" for t in s["running"]) + " |" for s in idle["stretches"]]

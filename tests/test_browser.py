@@ -10,6 +10,7 @@ turns a missing browser into a failure.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import socket
@@ -100,6 +101,8 @@ def browser(server):
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
+        _WARM.clear()
+        _VIEWPORT_OF.clear()
         chromium.close()
 
 
@@ -109,7 +112,7 @@ def page(browser):
     context = _context(browser, {"width": 1500, "height": 2600})
     tab = context.new_page()
     yield tab
-    context.close()
+    _release(context)
 
 
 def _open(page, url: str, *, chart: bool) -> None:
@@ -154,11 +157,45 @@ def _go_to(page, name: str, url_path: str) -> None:
     _wait_idle(page)
 
 
+_WARM: dict[tuple[int, int], list] = {}
+"""Browser contexts given back by :func:`_release`, by viewport, for the next :func:`_context` of this module."""
+_VIEWPORT_OF: dict[int, tuple[int, int]] = {}
+"""Each context's viewport (by ``id``), so :func:`_release` knows which list of :data:`_WARM` it goes back to."""
+
+
 def _context(browser, viewport: dict):
-    """A new browser context (its own cookies, so its own lab) whose pages count the app's runs (:data:`RUNS`)."""
+    """A browser context with no cookies and no stored data (so its pages open their own lab) whose pages count the
+    app's runs (:data:`RUNS`); give it back with :func:`_release`.
+
+    A context given back is used again: a new context loads and compiles Streamlit's scripts again, 3.4 s of
+    Chromium's CPU for a page's first load against 0.5 s in a context that has loaded the lab before (one page
+    loaded five times at 1024x768, 2026-12-04). The browser tests' Chromium is about a third of the suite's CPU."""
+    key = (viewport["width"], viewport["height"])
+    pool = _WARM.setdefault(key, [])
+    if pool:
+        return pool.pop()
     context = browser.new_context(viewport=viewport)
     context.add_init_script(RUNS)
+    _VIEWPORT_OF[id(context)] = key
     return context
+
+
+def _release(context) -> None:
+    """Close ``context``'s pages and clear what it stored (the lab's cookie, Streamlit's local storage), then keep
+    it for the next :func:`_context`: the next test's pages open a new lab as in a new context. A context that
+    cannot be cleared (a page crashed) is closed instead."""
+    try:
+        pages = [page for page in context.pages if page.url.startswith("http")]
+        if pages:
+            pages[0].evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        for page in context.pages:
+            page.close()
+        context.clear_cookies()
+    except Exception:  # noqa: BLE001 - anything wrong with it: do not use it again
+        with contextlib.suppress(Exception):
+            context.close()
+        return
+    _WARM[_VIEWPORT_OF[id(context)]].append(context)
 
 
 def _rerun(page, action, *, again_after_ms: int | None = None) -> None:
@@ -176,8 +213,19 @@ def _rerun(page, action, *, again_after_ms: int | None = None) -> None:
             page.wait_for_function(started, arg=before, polling=50, timeout=again_after_ms)
         except PlaywrightTimeout:
             action()
-    page.wait_for_function(started, arg=before, polling=50, timeout=RERUN_WAIT_MS)
+    try:
+        page.wait_for_function(started, arg=before, polling=50, timeout=RERUN_WAIT_MS)
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"no run started {RERUN_WAIT_MS} ms after: {_named(action)}") from exc
     _wait_idle(page)
+
+
+def _named(action) -> str:
+    """The source line of ``action`` (a lambda at the call), so a CI log says which click or key press was lost."""
+    try:
+        return inspect.getsource(action).strip()
+    except (OSError, TypeError):
+        return repr(action)
 
 
 def _check_drawn(page) -> None:
@@ -220,7 +268,7 @@ def _opens_without_page_not_found(browser, url: str) -> None:
         _open_watching(tab, url, chart=False)
         assert tab.locator("[data-testid='stException']").count() == 0, url
     finally:
-        context.close()
+        _release(context)
 
 
 def test_a_documented_deep_link_opens_as_a_fresh_servers_very_first_request(browser, tmp_path_factory):
@@ -287,7 +335,7 @@ def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
         assert (tab.url.split("?")[0].rsplit("/", 1)[-1], _shown_title(tab)) == (spec.link, _title(spec, lang))
         _full_page_shot(tab, SHOTS / f"{spec.url_path}-{lang}-1024x768.png")
     finally:
-        context.close()
+        _release(context)
 
 
 def test_recall_with_minilm_and_url_parameters(page, server):
@@ -344,7 +392,7 @@ def test_injections_show_only_in_their_own_session(browser, server):
         assert cookies[0]["mgl_lab"] not in first.url, "the lab is never in a link"
     finally:
         for context in contexts:
-            context.close()
+            _release(context)
 
 
 def _shoot_charts(page, name: str) -> int:
@@ -576,7 +624,7 @@ def test_the_forgetting_pass_in_two_sessions_and_both_languages(browser, server)
         _full_page_shot(zh, SHOTS / "inspector-forgetting-zh-1024x768.png")
     finally:
         for c in contexts:
-            c.close()
+            _release(c)
 
 
 def _set_slider(page, label: str, key: str) -> None:
@@ -641,7 +689,7 @@ def test_hostile_link_values_render_no_outside_link_image_or_script(browser, ser
             assert "evil.example" in shown and "alert(1)" in shown, (url, "the values show, as text")
             tab.close()
     finally:
-        context.close()
+        _release(context)
     assert dialogs == [], dialogs
 
 
@@ -671,7 +719,7 @@ def test_a_hostile_message_typed_in_renders_no_outside_link_image_or_script(brow
         assert outside == [], outside
         assert "evil.example" in _main(tab).inner_text(), "the message shows, as text"
     finally:
-        context.close()
+        _release(context)
     assert dialogs == [], dialogs
 
 
@@ -706,7 +754,7 @@ def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image
             assert outside == [], (path, outside)
             tab.close()
     finally:
-        context.close()
+        _release(context)
     assert dialogs == [], dialogs
 
 
@@ -794,4 +842,4 @@ def test_every_lesson_step_at_1024x768_in_both_languages(browser, server, lang):
             if n < len(lesson):
                 _rerun(tab, tab.get_by_role("button", name=i18n.TEXT["lesson.next"][lang]).click)
     finally:
-        context.close()
+        _release(context)
