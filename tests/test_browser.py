@@ -606,14 +606,14 @@ def test_the_forgetting_pass_in_two_sessions_and_both_languages(browser, server)
             _open(tab, f"{server}/inspector-view?embedder=lexical&write_path=raw&scenario=workshop_en&who=acme%2Fbob"
                   f"&scope=hot&lang={lang}", chart=False)  # one scenario in both: two labs with the same data
         assert _records_shown(en) == 19
-        _rerun(en, en.get_by_text(i18n.TEXT["inspector.forget_title"]["en"]).click)  # the expander reruns on change
+        _open_expander(en, i18n.TEXT["inspector.forget_title"]["en"])
         _set_slider(en, i18n.TEXT["inspector.forget_floor"]["en"], "End")  # floor 1.0: every fact is cold
         _set_slider(en, i18n.TEXT["inspector.forget_days"]["en"], "Home")  # for 0 days
         _rerun(en, en.get_by_role("button", name=i18n.TEXT["inspector.forget_run"]["en"].format(n=1)).click)
         en.get_by_text("Archived 19 of 19 facts checked (1 user(s)).").wait_for(timeout=LOAD_TIMEOUT_MS)
         assert en.get_by_text(i18n.TEXT["inspector.empty"]["en"]).count() == 1
         _full_page_shot(en, SHOTS / "inspector-forgetting-en-1024x768.png")
-        _rerun(zh, zh.get_by_text(i18n.TEXT["inspector.forget_title"]["zh"]).click)
+        _open_expander(zh, i18n.TEXT["inspector.forget_title"]["zh"])
         _rerun(zh, zh.get_by_role("button", name=i18n.TEXT["inspector.forget_run"]["zh"].format(n=1)).click)
         zh.get_by_text("共检查 19 条事实，归档 0 条（1 个用户）。").wait_for(timeout=LOAD_TIMEOUT_MS)  # defaults: none cold
         zh.reload(timeout=LOAD_TIMEOUT_MS)  # its own lab still holds bob's 19 hot records, the other session's pass aside
@@ -627,12 +627,24 @@ def test_the_forgetting_pass_in_two_sessions_and_both_languages(browser, server)
             _release(c)
 
 
+def _open_expander(page, title: str) -> None:
+    """Open the expander titled ``title`` (it reruns the app on change) and wait for that run; clicked again if no
+    run has started in 15 s and it is still closed (a click lost under load; a second click on an open one would
+    close it)."""
+    summary = page.get_by_text(title)
+
+    def open_it() -> None:
+        if summary.locator("xpath=ancestor::details[1]").get_attribute("open") is None:
+            summary.click()
+    _rerun(page, open_it, again_after_ms=15_000)
+
+
 def _set_slider(page, label: str, key: str) -> None:
     """Move a Streamlit slider to an end with the keyboard (Home / End; it must not be there already) and wait for
-    the rerun."""
+    the rerun. The key is pressed again if no run has started in 15 s (a key press lost under load, as in
+    :func:`_rerun`): at the end already, a second press changes nothing and starts no run."""
     slider = page.locator("[data-testid='stSlider']").filter(has_text=label).get_by_role("slider")
-    slider.focus()
-    _rerun(page, lambda: slider.press(key))
+    _rerun(page, lambda: (slider.focus(), slider.press(key)), again_after_ms=15_000)
 
 
 HOSTILE = ("[Sign in](https://evil.example/login)", "![x](https://evil.example/p.png)",
