@@ -10,6 +10,7 @@ import subprocess
 import time
 import uuid
 
+import numpy as np
 import pytest
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
@@ -26,6 +27,52 @@ LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "loco
 # here, for the 769 distributions of this environment; a real server scans once at its start). The installed
 # distributions do not change during a test session, so each worker scans once. The scan's result is the same list.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+class VectorMemo:
+    """The vectors the real models (MiniLM, e5) gave each text in this worker, so a text is encoded once per test
+    session rather than once per test: the tests encode the same scenarios, pair sets and questions again and again
+    (measured over the suite without the browser tests: 11,000 texts handed to MiniLM, 7,600 of them seen before in
+    the same worker, 166 of its 247 CPU seconds; e5 51 of 112). Each first vector comes from the real model in the
+    caller's own batch; a vector served again equals what the model gives that text alone up to float rounding (as
+    the lab's own memo, lab.models.RememberingEmbedder; tests/test_vector_memo.py checks it). Tests about the
+    embedders themselves (what reaches the model, how often) are marked ``no_vector_memo`` and run without it;
+    ``MEMORY_TEST_VECTOR_MEMO=0`` turns it off for a whole run (to measure what it saves)."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get("MEMORY_TEST_VECTOR_MEMO", "1") != "0"
+        self.on = self.enabled
+        self.vectors: dict[tuple[str, str], np.ndarray] = {}
+        self.encoded = 0  # texts handed to a model through the memo (misses)
+
+    def wrap(self, original, key_of):
+        def remembering(embedder, texts):
+            texts = list(texts)
+            if not self.on or not texts:
+                return original(embedder, texts)
+            key = key_of(embedder)
+            missing = [t for t in dict.fromkeys(texts) if (key, t) not in self.vectors]
+            if missing:
+                fresh = np.asarray(original(embedder, missing), dtype=np.float32)
+                self.encoded += len(missing)
+                for text, row in zip(missing, fresh):
+                    self.vectors[(key, text)] = row.copy()
+            return np.stack([self.vectors[(key, t)] for t in texts])
+        return remembering
+
+
+VECTOR_MEMO = VectorMemo()
+embedders.SentenceTransformerEmbedder._encode = VECTOR_MEMO.wrap(  # below embed: its length batching stays
+    embedders.SentenceTransformerEmbedder._encode, lambda e: "st:" + str(e.model_dir))
+embedders.E5Embedder.embed = VECTOR_MEMO.wrap(embedders.E5Embedder.embed, lambda e: e.name)
+
+
+@pytest.fixture(autouse=True)
+def vector_memo(request):
+    """:data:`VECTOR_MEMO` on for every test but those marked ``no_vector_memo``."""
+    VECTOR_MEMO.on = VECTOR_MEMO.enabled and request.node.get_closest_marker("no_vector_memo") is None
+    yield VECTOR_MEMO
+    VECTOR_MEMO.on = VECTOR_MEMO.enabled
 
 
 CPU_DIR_ENV = "MEMORY_TEST_CPU_DIR"

@@ -10,6 +10,8 @@ from memory.embed.embedders import (
 )
 from memory.embed.endpoint import URL_ENV
 
+pytestmark = pytest.mark.no_vector_memo  # what reaches the models and how often: without tests/conftest.py's memo
+
 
 def test_minilm_is_the_verified_bundled_model(minilm):
     assert minilm.name == "minilm" and minilm.dim == 384
