@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 import json
 import os
 import resource
@@ -85,6 +86,11 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+_RUNNING: dict[str, Any] = {"item": None}
+"""The test being set up, run or torn down (:func:`pytest_runtest_protocol`): the model guard
+(:func:`unit_tests_load_no_model`) asks it, also while a module's or the session's fixture is built for it."""
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """With MEMORY_TEST_CPU_DIR set, record the CPU each test costs (setup, call and teardown), with its worker and
@@ -92,7 +98,11 @@ def pytest_runtest_protocol(item, nextitem):
     starts (a lab server, the browser) is counted when it is stopped: in its module's last test."""
     folder = os.environ.get(CPU_DIR_ENV)
     start, started = (_cpu_seconds(), time.time()) if folder else (0.0, 0.0)
-    yield
+    _RUNNING["item"] = item
+    try:
+        yield
+    finally:
+        _RUNNING["item"] = None
     if folder:
         line = json.dumps({"test": item.nodeid, "cpu_seconds": round(_cpu_seconds() - start, 3),
                            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
@@ -145,10 +155,32 @@ def unit_tests_stay_units(request, monkeypatch):
             raise AssertionError(f"{request.node.nodeid} {INTEGRATION[marker]}: mark it @pytest.mark.{marker}")
         return refused
 
-    monkeypatch.setattr(embedders, "_load_sentence_transformer", refuse("model"))
-    monkeypatch.setattr(embedders.E5Embedder, "__init__", refuse("model"))
     monkeypatch.setattr(AppTest, "from_file", refuse("app"))
     monkeypatch.setattr(subprocess, "Popen", refuse("process"))
+
+
+def _models_only_for_model_tests(load: Callable[..., Any]) -> Callable[..., Any]:
+    """``load`` refused (an AssertionError naming the marker) while a test without ``integration`` is set up, run or
+    torn down. Unlike :func:`unit_tests_stay_units`' per-test patches this also holds while a module's or the
+    session's fixture is built for such a test (pytest builds those before any function fixture): a module fixture
+    that loaded e5 once kept two unmarked tests in the fast subset, 14 s of its 52."""
+    @functools.wraps(load)
+    def guarded(*args, **kwargs):
+        item = _RUNNING["item"]
+        if item is not None and not item.get_closest_marker("integration"):
+            raise AssertionError(f"{item.nodeid} {INTEGRATION['model']}: mark it @pytest.mark.model")
+        return load(*args, **kwargs)
+    return guarded
+
+
+@pytest.fixture(scope="session", autouse=True)
+def unit_tests_load_no_model():
+    """MiniLM's and e5's loaders guarded for the whole session (:func:`_models_only_for_model_tests`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedders, "_load_sentence_transformer",
+                      _models_only_for_model_tests(embedders._load_sentence_transformer))
+        patch.setattr(embedders.E5Embedder, "__init__", _models_only_for_model_tests(embedders.E5Embedder.__init__))
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -98,6 +98,7 @@ def compared(recall_zh):
     return compare(recall_zh, runs=[("dense", "minilm"), ("dense", "e5"), ("lexical", None)])
 
 
+@pytest.mark.model
 def test_e5_ranks_chinese_paraphrases_far_better(compared):
     """At the time of writing: e5 0.88, MiniLM 0.29, BM25 0.05 recall@1."""
     minilm, e5, bm25 = (c.at_k[1].recall for c in compared)
@@ -106,6 +107,7 @@ def test_e5_ranks_chinese_paraphrases_far_better(compared):
     assert e5 > minilm + 0.3 and e5 > bm25 + 0.3, (minilm, e5, bm25)
 
 
+@pytest.mark.model
 def test_every_pair_of_the_dataset_is_scored(compared, recall_zh):
     answerable = [q for q in recall_zh.questions if q.answerable]
     relevant = sum(len(q.relevant) for q in answerable)
@@ -143,6 +145,7 @@ def test_each_text_is_embedded_once_across_runs(recall_zh, monkeypatch):
     assert loads == ["e5"], "an embedder named twice is loaded once"
 
 
+@pytest.mark.model
 def test_format_comparison_has_one_row_per_run(compared):
     text = format_comparison(compared, source="recall_zh")
     title, quality, spread = text.split("\n\n")

@@ -159,6 +159,7 @@ def _top1(embedder, query: str) -> int:
     return int(np.argmax(embedder.embed(ZH_MEMORIES) @ embedder.embed([query])[0]))
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("query", ZH_PARAPHRASES)
 def test_e5_ranks_the_paraphrased_chinese_memory_first(e5, query):
     assert ZH_MEMORIES[_top1(e5, query)] == ZH_MEMORIES[ZH_PARAPHRASES[query]]

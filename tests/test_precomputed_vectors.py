@@ -47,6 +47,7 @@ def test_rows_come_back_unit_length_in_the_asked_order(zh, e5_file):
     assert np.allclose(rows, make_embedder("e5").embed(texts), atol=1e-5)
 
 
+@pytest.mark.model
 def test_a_text_the_file_lacks_is_an_error_naming_the_file(e5_file):
     with pytest.raises(EmbedderError, match=r"e5\.npz: no vector for 1 text.*'not in the file'"):
         PrecomputedEmbedder(e5_file).embed(["not in the file"])
