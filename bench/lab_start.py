@@ -32,6 +32,17 @@ from .common import stop, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
+"""Debian's headless shell of the same Chromium (apt-get install chromium-headless-shell): no browser window per tab.
+The room benches run their participants in it when it is installed (``--browser``): the participants' browsers share
+the server's two cores here only because the bench has no laptops, and full Chromium's per-tab interface is part of
+a laptop's cost, not the server's."""
+BROWSERS = {"shell": HEADLESS_SHELL, "chromium": CHROMIUM}
+
+
+def default_browser() -> str:
+    """``shell`` when Chromium's headless shell is installed, else ``chromium``."""
+    return "shell" if Path(HEADLESS_SHELL).exists() else "chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 TIMEOUT_S = 300.0
@@ -43,12 +54,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_for_chromium(timeout: float = 600.0) -> None:
-    """`apt-get install chromium` may still be running on a fresh machine: wait for it."""
+def _wait_for_chromium(executable: str = CHROMIUM, timeout: float = 600.0) -> None:
+    """`apt-get install chromium` may still be running on a fresh machine: wait for ``executable``."""
     deadline = time.monotonic() + timeout
-    while not Path(CHROMIUM).exists():
+    while not Path(executable).exists():
         if time.monotonic() > deadline:
-            raise SystemExit(f"{CHROMIUM} not found after {timeout:.0f} s: apt-get install -y chromium")
+            raise SystemExit(f"{executable} not found after {timeout:.0f} s: apt-get install -y {Path(executable).name}")
         time.sleep(5)
 
 

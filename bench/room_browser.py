@@ -1,6 +1,6 @@
 """The workshop room in a real browser: N participants open the lab's link at once, then move a slider.
 
-`python -m bench.room_browser [--quick] [--participants N]` starts ``streamlit run app.py`` headless on a free
+`python -m bench.room_browser [--quick] [--participants N] [--browser shell|chromium]` starts ``streamlit run app.py`` headless on a free
 loopback port with a fresh data folder (as the README's quick start does), then:
 
 1. **the instructor's first page**: one browser context opens ``/`` and waits for a usable page (the recall page's
@@ -26,6 +26,10 @@ room's first request until its last page was usable, divided by N (``cpu_per_arr
 and after (``rss_growth_per_lab_mb``). The browsers run on the same machine (as in the issue's measurement), so their
 drawing competes with the server for the two cores; the figures are of that whole room, not of the server alone.
 
+The participants' browser (``--browser``) is Chromium's headless shell when it is installed, else full Chromium:
+the same engine, without the window interface full Chromium builds for every tab (a participant's laptop pays for
+that, not the server; here it would share the server's cores). The table names the browser used.
+
 Writes bench/results/room_browser.json and .md (room_browser_quick with --quick: 4 participants).
 """
 
@@ -41,7 +45,7 @@ import time
 from pathlib import Path
 
 from .common import APP_IDLE_JS as IDLE, APP_RUNS_JS as RUNS, stop, write_results
-from .lab_start import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_for_chromium, _wait_http
+from .lab_start import BROWSERS, CHROMIUM_ARGS, _free_port, _wait_for_chromium, _wait_http, default_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1024, "height": 768}
@@ -118,11 +122,11 @@ def _pct(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _room(base: str, pid: int, participants: int, timeout_s: float, http_at: float) -> dict:
+async def _room(base: str, pid: int, participants: int, timeout_s: float, http_at: float, executable: str) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", *CHROMIUM_ARGS])
+        browser = await pw.chromium.launch(executable_path=executable, args=["--headless", *CHROMIUM_ARGS])
         instructor = await browser.new_context(viewport=VIEWPORT)
         page = await instructor.new_page()
         requested = time.perf_counter()
@@ -155,7 +159,7 @@ async def _room(base: str, pid: int, participants: int, timeout_s: float, http_a
     }
 
 
-def measure(participants: int, timeout_s: float, app: str = "app.py") -> dict:
+def measure(participants: int, timeout_s: float, app: str = "app.py", browser: str = "chromium") -> dict:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data:
@@ -168,17 +172,17 @@ def measure(participants: int, timeout_s: float, app: str = "app.py") -> dict:
         try:
             _wait_http(f"{base}/_stcore/health", proc, time.monotonic() + 120)
             http_at = time.perf_counter()
-            return asyncio.run(_room(base, proc.pid, participants, timeout_s, http_at))
+            return asyncio.run(_room(base, proc.pid, participants, timeout_s, http_at, BROWSERS[browser]))
         finally:
             stop(proc)
 
 
-def measure_bare(participants: int, timeout_s: float) -> dict:
+def measure_bare(participants: int, timeout_s: float, browser: str = "chromium") -> dict:
     """The same room against :data:`BARE_APP`."""
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "bare_app.py"
         script.write_text(BARE_APP, encoding="utf-8")
-        return measure(participants, timeout_s, app=str(script))
+        return measure(participants, timeout_s, app=str(script), browser=browser)
 
 
 def table(r: dict) -> str:
@@ -186,7 +190,8 @@ def table(r: dict) -> str:
     bare = r.get("bare") or {}
     ratio = lambda a, b: "-" if not a or not b else f"{a / b:.2f}x"  # noqa: E731
     rows = [
-        f"| {r['participants']} participants at once, one 2-core server, browsers on the same machine | value |",
+        f"| {r['participants']} participants at once, one 2-core server, browsers ({r.get('browser', 'chromium')}) on "
+        "the same machine | value |",
         "|---|---:|",
         f"| instructor's first usable page after the server answered (s) | {f(r['first_page_s'])} |",
         f"| served (usable page within the timeout) | {r['served']}/{r['participants']} |",
@@ -217,15 +222,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a participant waits before giving up")
     p.add_argument("--no-bare", action="store_true", help="skip the bare Streamlit page's room")
     p.add_argument("--name", default=None, help="results file name (default room_browser, or room_browser_quick)")
+    p.add_argument("--browser", choices=sorted(BROWSERS), default=None,
+                   help="the participants' browser: Chromium's headless shell (default when installed) or full chromium")
     a = p.parse_args(argv)
-    _wait_for_chromium()
+    browser = a.browser or default_browser()
+    _wait_for_chromium(BROWSERS[browser])
     n = a.participants or (4 if a.quick else 30)
-    result = measure(n, a.timeout)
+    result = measure(n, a.timeout, browser=browser)
+    result["browser"] = browser
     if not a.no_bare:
-        result["bare"] = {k: v for k, v in measure_bare(n, a.timeout).items() if not k.endswith("_s") or "_p" in k
-                          or k in ("first_page_s", "cpu_per_arrival_s")}
+        result["bare"] = {k: v for k, v in measure_bare(n, a.timeout, browser=browser).items()
+                          if not k.endswith("_s") or "_p" in k or k in ("first_page_s", "cpu_per_arrival_s")}
     result["command"] = "python -m bench.room_browser" + (" --quick" if a.quick else "") + \
-        (f" --participants {a.participants}" if a.participants else "")
+        (f" --participants {a.participants}" if a.participants else "") + f" --browser {browser}"
     text = table(result)
     print(text)
     write_results(a.name or ("room_browser_quick" if a.quick else "room_browser"), result, text)
