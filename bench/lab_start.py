@@ -32,6 +32,8 @@ from .common import stop, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 """Debian's headless shell of the same Chromium (apt-get install chromium-headless-shell): no browser window per tab.
 The room benches run their participants in it when it is installed (``--browser``): the participants' browsers share
@@ -43,8 +45,8 @@ BROWSERS = {"shell": HEADLESS_SHELL, "chromium": CHROMIUM}
 def default_browser() -> str:
     """``shell`` when Chromium's headless shell is installed, else ``chromium``."""
     return "shell" if Path(HEADLESS_SHELL).exists() else "chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+
+
 TIMEOUT_S = 300.0
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
 import json
 import os
 import resource
 import subprocess
 import time
 import uuid
+from typing import Any, Callable
 
 import numpy as np
 import pytest
