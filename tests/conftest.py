@@ -111,6 +111,25 @@ def pytest_runtest_protocol(item, nextitem):
             out.write(line + "\n")
 
 
+_RERUN_CAUSES: list[str] = []
+"""Why each rerun ran (:func:`pytest_runtest_logreport`), for the summary."""
+
+
+def pytest_runtest_logreport(report):
+    """Keep the error lines of a failed attempt that was run again (``-raR`` lists the test, not why it failed), so a
+    flaky test's cause is in the same log as its rerun."""
+    if report.outcome == "rerun":
+        errors = [line[1:].strip() for line in report.longreprtext.splitlines() if line.startswith("E ")]
+        _RERUN_CAUSES.append(f"{report.nodeid} ({report.when}): " + (" | ".join(errors[:3]) or "no error line"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _RERUN_CAUSES:
+        terminalreporter.section("why each rerun ran")
+        for line in _RERUN_CAUSES:
+            terminalreporter.write_line(line[:1000])
+
+
 INTEGRATION = {
     "model": "loads a real model (MiniLM or e5)",
     "app": "runs the lab's pages (Streamlit's AppTest)",
