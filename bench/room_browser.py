@@ -1,7 +1,8 @@
 """The workshop room in a real browser: N participants open the lab's link at once, then move a slider.
 
-`python -m bench.room_browser [--quick] [--participants N] [--browser shell|chromium]` starts ``streamlit run app.py`` headless on a free
-loopback port with a fresh data folder (as the README's quick start does), then:
+`python -m bench.room_browser [--quick] [--participants N] [--browser shell|chromium]` starts
+``streamlit run app.py`` headless on a free loopback port with a fresh data folder (as the README's quick start
+does), then:
 
 1. **the instructor's first page**: one browser context opens ``/`` and waits for a usable page (the recall page's
    metrics and chart drawn, the app idle over a live connection: the browser tests' own idle rule). Timed from the

@@ -34,10 +34,11 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 """Debian's package of Chromium's headless shell (apt-get install chromium-headless-shell). Full Chromium in
-headless mode still builds a window's interface for every tab: a WebUI renderer for the address bar's popup, about
-1.5 s of CPU per new tab against 0.15 s in the shell, and a page of the lab loaded again 4.5 to 5.3 s of CPU
-against 5.6 to 8.1 s (2026-12-04, one 1500x2600 page loaded three times in a warm context, two runs each). The
-browser tests are about half of the suite's CPU."""
+headless mode still builds a window's interface (a WebUI renderer for the address bar's popup) for every tab.
+``python -m bench.browser_cpu`` (bench/results/browser_cpu.md, 2026-12-04), Chromium's CPU per new tab 0.27 s
+against 0.10 s in the shell, the lab's page in a new context 4.14 s against 2.82 s, again in that context 5.23 s
+against 4.39 s. The browser module alone (``-n 0``, Chromium's and the lab server's CPU read from /proc by a probe
+not kept in the repository): 414 -> 367 core-seconds."""
 CHROMIUM = HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -184,9 +185,11 @@ def _context(browser, viewport: dict):
     """A browser context with no cookies and no stored data (so its pages open their own lab) whose pages count the
     app's runs (:data:`RUNS`); give it back with :func:`_release`.
 
-    A context given back is used again: a new context loads and compiles Streamlit's scripts again, 3.4 s of
-    Chromium's CPU for a page's first load against 0.5 s in a context that has loaded the lab before (one page
-    loaded five times at 1024x768, 2026-12-04). The browser tests' Chromium is about a third of the suite's CPU."""
+    A context given back is used again instead of a new one per test: tests/test_browser.py alone took 555
+    core-seconds of the machine's CPU with a new context per test and 513 with contexts reused (Chromium 414 -> 385,
+    2026-12-04, one run each, read from /proc by a probe not kept in the repository; the whole suite:
+    bench/results/test_times_s40_*.md). The browser tests' Chromium is
+    about a third of the suite's CPU."""
     key = (viewport["width"], viewport["height"])
     pool = _WARM.setdefault(key, [])
     if pool:

@@ -38,5 +38,5 @@ def test_a_text_reaches_the_model_once_and_its_vector_is_the_models(name, vector
 def test_a_test_marked_no_vector_memo_runs_without_it(minilm, vector_memo):
     assert not vector_memo.on
     before = vector_memo.encoded
-    minilm.embed(["hello world"])
+    minilm.embed([f"never seen before {uuid.uuid4().hex}"])  # the memo, were it on, would count this text
     assert vector_memo.encoded == before
