@@ -38,12 +38,17 @@ from memory import (
 
 log = logging.getLogger(__name__)
 
-LOAD_BATCH = 256
-"""Messages per write call. Measured with the 1,500-message synthetic scenario and a free embedder, the
-write path's own cost fell from 12.9 s at 32 (raw) and 15.7 s (facts) to 4.0 s and 8.0 s at 256 (busy machine).
-The price: chromadb's upsert keeps the interpreter lock for its whole call (measured: another thread of the
-process paused up to 1.2 s while 256-record upserts ran, median upsert 0.59 s), so other sessions of the
-server hitch for about one upsert per batch while a job writes."""
+LOAD_BATCH = 1024
+"""Messages per write call (one write plan: one Chroma upsert per owner, one journal entry, one text-store
+transaction). Each plan pays one upsert per owner in it, and chromadb's upsert holds the interpreter lock for its
+whole call, so the model cannot embed the next plan meanwhile (measured: 256 texts embedded in another thread while 30
+upserts ran took as long as the two one after the other). Measured with the synthetic upload of 1,500 messages of 30
+users (python -m bench.upload_ingest's scenario, best of 3): the lab's job took 1.69x encoding the texts once at 256
+(raw; facts 2.13x) and 1.37x at 1,024 (facts 1.73x); at 300 messages the two sizes were within the run's noise. Before
+that, 256 replaced 32 (the write path's own cost 12.9 s -> 4.0 s raw, 15.7 s -> 8.0 s facts). The price of a larger
+plan: a cancel waits for the plan in progress (about 2 s of the model's time at 1,024 on two cores), and another
+session's job waits as long for :data:`SLOT`. The progress bar still moves within a plan: it follows the model's
+batches (:attr:`IngestJob.fraction`)."""
 BACKGROUND_AT = 200
 """Scenarios with at least this many messages load in a background job; smaller ones (the shipped
 scenarios) load in the page's own run, which takes about a second."""
@@ -113,7 +118,17 @@ class Foreground:
 FOREGROUND = Foreground()
 """The process's page runs (``app.py`` wraps each run in ``FOREGROUND.running()``)."""
 _job_thread = threading.local()
-"""``on`` in a background job's thread: only there do give-way points wait."""
+"""``on`` in a background job's thread: only there do give-way points wait. ``embedded``: a callable told, after each
+model batch of the job's embedding call, the share of that call's texts embedded so far."""
+EMBED_SHARE = 0.7
+"""The model's share of a write plan's time in the lab's upload job (py-spy of the 300-message upload: 67% raw and
+facts alike), which :attr:`IngestJob.fraction` credits as a plan's texts are embedded."""
+
+
+def _embedded(share: float) -> None:
+    report = getattr(_job_thread, "embedded", None)
+    if report is not None:
+        report(share)
 
 
 def give_way() -> None:
@@ -146,14 +161,19 @@ class GivingWayEmbedder:
         chunk = self.chunk
         if not getattr(_job_thread, "on", False) or len(texts) <= chunk:
             give_way()
-            return self.inner.embed(texts)
+            vectors = self.inner.embed(texts)
+            _embedded(1.0)
+            return vectors
         unique, where = dedupe(texts)
         measure = getattr(self.inner, "token_lengths", None)
         lengths = measure(unique) if callable(measure) else np.fromiter(map(len, unique), np.int64, len(unique))
         out = np.empty((len(unique), self.dim), dtype=np.float32)
+        done = 0
         for batch in length_batches(lengths, chunk):
             give_way()
             out[batch] = self.inner.embed([unique[i] for i in batch])
+            done += len(batch)
+            _embedded(done / len(unique))
         return out[where]
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped embedder offers
@@ -199,13 +219,14 @@ def lab_workspace(embedder: Embedder, write_path: str, location: StoreLocation, 
 
 def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: Sequence[Message], *,
                   progress: Progress | None = None, cancelled: Callable[[], bool] = lambda: False,
-                  slot: ContextManager | None = None) -> int:
+                  slot: ContextManager | None = None, plan: Callable[[int], None] | None = None) -> int:
     """Write ``messages`` in order through the write path (as-is with no ``ingestor``, else through it),
     ``LOAD_BATCH`` at a time; returns how many were written.
 
     Every message is validated first, so bad input writes nothing. ``cancelled`` is asked before every
     batch (also after waiting for ``slot``): once it says yes, the load stops and the messages before
-    it stay written (each batch is written whole or not at all by the manager's journal).
+    it stay written (each batch is written whole or not at all by the manager's journal). ``plan(n)`` is told the
+    size of each batch as it starts (after ``slot``).
     """
     for i, m in enumerate(messages):
         if not isinstance(m, Message):
@@ -219,6 +240,8 @@ def load_messages(manager: MemoryManager, ingestor: Ingestor | None, messages: S
         with slot or nullcontext():
             if cancelled():
                 break
+            if plan:
+                plan(len(batch))
             if ingestor is None:
                 manager.add_many(batch, batch_size=len(batch))
             else:
@@ -310,6 +333,10 @@ class IngestJob:
     error_key: str | None = None
     """A catalogue key the page words the failure with instead (a full disk: the library's message names the
     server's folder, which a participant's page never shows)."""
+    plan: int = 0
+    """Messages of the batch being embedded and written (0 between batches)."""
+    plan_embedded: float = 0.0
+    """The share of that batch's texts the model has embedded so far."""
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -319,7 +346,12 @@ class IngestJob:
 
     @property
     def fraction(self) -> float:
-        return self.done / self.total if self.total else 1.0
+        """The share of the load done, for the progress bar: the messages written, and of the batch in progress the
+        share its model has embedded (weighted by :data:`EMBED_SHARE`), so the bar moves within a batch of
+        :data:`LOAD_BATCH` messages."""
+        if not self.total:
+            return 1.0
+        return min(1.0, (self.done + EMBED_SHARE * self.plan * self.plan_embedded) / self.total)
 
     @property
     def cancelling(self) -> bool:
@@ -350,14 +382,22 @@ def start_job(manager: MemoryManager, ingestor: Ingestor | None, messages: Seque
     rest = list(messages[start:])
 
     def progress(done: int, _total: int) -> None:
-        job.done = start + done
+        job.done, job.plan, job.plan_embedded = start + done, 0, 0.0
+
+    def plan(size: int) -> None:
+        job.plan, job.plan_embedded = size, 0.0
+
+    def embedded(share: float) -> None:
+        job.plan_embedded = share
 
     def run() -> None:
         _job_thread.on = True  # give-way points wait in this thread only
+        _job_thread.embedded = embedded
         job.state = "running"
         end: JobState = "done"
         try:
-            load_messages(manager, ingestor, rest, progress=progress, cancelled=job._cancel.is_set, slot=SLOT)
+            load_messages(manager, ingestor, rest, progress=progress, cancelled=job._cancel.is_set, slot=SLOT,
+                          plan=plan)
             if job.done < job.total:
                 end = "cancelled"
         except Exception as exc:  # shown on the page; the workspace keeps the batches written before it

@@ -25,7 +25,7 @@ from streamlit.testing.v1 import AppTest
 from memory.eval.synth import SynthSpec, generate_scenario
 
 from lab import loading, models
-from lab.loading import LOAD_BATCH, SLOT
+from lab.loading import SLOT
 from lab.state import JOB_KEY
 from test_app import APP, TIMEOUT, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse fixture
 
@@ -132,16 +132,18 @@ class _Turnstile:
 
 
 def test_cancel_stops_the_load_between_batches_and_the_rest_loads_on_request(monkeypatch):
+    batch = 256  # batches smaller than LOAD_BATCH, so an upload under the cap has three
+    monkeypatch.setattr(loading, "LOAD_BATCH", batch)
     at = open_app(write_path="raw")  # one record per message: the stored count is the batches written
     data = _upload_bytes(650)
     total = len(json.loads(data)["messages"])
-    assert total > 2 * LOAD_BATCH, "at least three batches"
+    assert total > 2 * batch, "at least three batches"
     turnstile = _Turnstile()
     monkeypatch.setattr(loading, "SLOT", turnstile)
     at.sidebar.file_uploader[0].set_value(("big.json", data, "application/json")).run()
     job = at.session_state[JOB_KEY]
     assert turnstile.reached.wait(WAIT_S), "the job did not reach its second batch"
-    assert job.done == LOAD_BATCH and not job.finished
+    assert job.done == batch and not job.finished
     at.button(key="engine.cancel").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert job.cancelling
@@ -149,7 +151,7 @@ def test_cancel_stops_the_load_between_batches_and_the_rest_loads_on_request(mon
     turnstile.go.set()
     job.join(WAIT_S)
     assert job.state == "cancelled", (job.state, job.error)
-    assert job.done == LOAD_BATCH, "stopped before the second batch"
+    assert job.done == batch, "stopped before the second batch"
     assert _stored(job) == job.done, "the batches before the cancel stay written, nothing after"
 
     at.run()

@@ -178,3 +178,44 @@ def test_a_failed_starting_state_is_not_kept():
     with pytest.raises(RuntimeError):
         bases.get("k", fail)
     assert bases.built("k") is None and bases.get("k", lambda: "ok") == "ok" and bases.builds == 1
+
+
+@pytest.mark.process
+def test_the_progress_bar_moves_within_one_write_plan(tmp_path, monkeypatch):
+    """A load of one plan (fewer messages than LOAD_BATCH) shows progress while its model batches are embedded,
+    before anything is written; ``done`` counts only written messages (a resumed load starts there). The lexical
+    embedder stands in for MiniLM: this is about the bar, not the model."""
+    seen: list[tuple[float, int]] = []
+    holder: dict = {}
+
+    class Watching:
+        name, dim, batch_size = LexicalEmbedder().name, LexicalEmbedder().dim, 16
+
+        def embed(self, batch):
+            job = holder.get("job")
+            if job is not None:
+                seen.append((job.fraction, job.done))
+            return LexicalEmbedder().embed(batch)
+
+    manager = MemoryManager(MemoryConfig(), embedder=GivingWayEmbedder(Watching()),
+                            location=StoreLocation(data_dir=tmp_path), workspace="progress")
+    messages = [Message(tenant_id="t", user_id=f"u{i % 3}", content=f"note {i}: the budget is {i} yuan", id=f"m{i}")
+                for i in range(160)]
+    assert len(messages) < loading.LOAD_BATCH
+    gate = threading.Event()
+    real = loading.give_way
+
+    def waiting() -> None:  # hold the job at its first give-way point until the test has the job in hand
+        gate.wait(10)
+        real()
+    monkeypatch.setattr(loading, "give_way", waiting)
+    job = loading.start_job(manager, None, messages)
+    holder["job"] = job
+    gate.set()
+    job.join(60)
+    assert job.state == "done" and job.done == 160 and job.fraction == 1.0
+    assert len(seen) == 10, "ten model batches of 16"
+    fractions = [f for f, _ in seen]
+    assert all(done == 0 for _, done in seen), "nothing counts as written before the plan is written"
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] > 0.5, fractions
+    assert manager.store.count("t", "u0") == 54
