@@ -42,10 +42,11 @@ LOAD_BATCH = 1024
 """Messages per write call (one write plan: one Chroma upsert per owner, one journal entry, one text-store
 transaction). Each plan pays one upsert per owner in it, and chromadb's upsert holds the interpreter lock for its
 whole call, so the model cannot embed the next plan meanwhile (measured: 256 texts embedded in another thread while 30
-upserts ran took as long as the two one after the other). Measured with the synthetic upload of 1,500 messages of 30
-users (python -m bench.upload_ingest's scenario, best of 3): the lab's job took 1.69x encoding the texts once at 256
-(raw; facts 2.13x) and 1.37x at 1,024 (facts 1.73x); at 300 messages the two sizes were within the run's noise. Before
-that, 256 replaced 32 (the write path's own cost 12.9 s -> 4.0 s raw, 15.7 s -> 8.0 s facts). The price of a larger
+upserts ran took as long as the two one after the other, in
+three runs of an ad-hoc probe). ``python -m bench.upload_ingest --plans 256`` (best of 3,
+2026-12-04, a busy machine; bench/results/upload_ingest_plans256.md), the lab's job against encoding the messages once,
+plans of 256 -> 1,024: at 300 messages raw 1.69x -> 1.50x and facts 2.39x -> 1.95x, at 1,500 raw 1.27x and 1.30x (no
+difference) and facts 1.84x -> 1.69x. Before that, 256 replaced 32 (the write path's own cost 12.9 s -> 4.0 s raw, 15.7 s -> 8.0 s facts). The price of a larger
 plan: a cancel waits for the plan in progress (about 2 s of the model's time at 1,024 on two cores), and another
 session's job waits as long for :data:`SLOT`. The progress bar still moves within a plan: it follows the model's
 batches (:attr:`IngestJob.fraction`)."""
