@@ -26,12 +26,9 @@ import time
 from pathlib import Path
 
 from .common import APP_IDLE_JS as IDLE, stop, write_results
-from .lab_start import BROWSERS, _free_port, _wait_http
+from .lab_start import BROWSER_ARGS as ARGS, BROWSERS, _free_port, _wait_http
 
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]
-"""tests/test_browser.py's flags."""
 VIEWPORT = {"width": 1024, "height": 768}
 HZ = os.sysconf("SC_CLK_TCK")
 

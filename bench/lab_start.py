@@ -32,8 +32,10 @@ from .common import stop, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync"]
+"""Chromium's flags wherever Playwright drives it (tests/test_browser.py and the benches)."""
+CHROMIUM_ARGS = ["--headless", *BROWSER_ARGS]
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 """Debian's headless shell of the same Chromium (apt-get install chromium-headless-shell): no browser window per tab.
 The room benches run their participants in it when it is installed (``--browser``): the participants' browsers share

@@ -127,7 +127,7 @@ async def _room(base: str, pid: int, participants: int, timeout_s: float, http_a
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable, args=["--headless", *CHROMIUM_ARGS])
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         instructor = await browser.new_context(viewport=VIEWPORT)
         page = await instructor.new_page()
         requested = time.perf_counter()

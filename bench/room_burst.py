@@ -72,7 +72,7 @@ async def _burst(base: str, pid: int, sessions: int, at_once: int, timeout_s: fl
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", *CHROMIUM_ARGS])
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         start = (_proc_rss_mb(pid), _open_fds(pid))
         samples: list[tuple[float, int]] = [start]
         done = asyncio.Event()

@@ -26,23 +26,21 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench.common import APP_IDLE_JS as IDLE, APP_RUNS_JS as RUNS, stop
+from bench.lab_start import BROWSER_ARGS as CHROMIUM_ARGS, BROWSERS, default_browser
 from lab import PAGES, i18n
 from lab_links import documented_links
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
-"""Debian's package of Chromium's headless shell (apt-get install chromium-headless-shell). Full Chromium in
-headless mode still builds a window's interface (a WebUI renderer for the address bar's popup) for every tab.
+CHROMIUM = BROWSERS[default_browser()]
+"""Debian's package of Chromium's headless shell when it is installed (apt-get install chromium-headless-shell), else
+full Chromium (bench.lab_start.BROWSERS). Full Chromium in headless mode still builds a window's interface (a WebUI renderer for the address bar's popup) for every tab.
 ``python -m bench.browser_cpu`` (bench/results/browser_cpu.md, 2026-12-04), Chromium's CPU per new tab 0.27 s
 against 0.10 s in the shell, the lab's page in a new context 4.14 s against 2.82 s, again in that context 5.23 s
 against 4.39 s. The browser module alone (``-n 0``, Chromium's and the lab server's CPU read from /proc by a probe
 not kept in the repository): 414 -> 367 core-seconds."""
-CHROMIUM = HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else "/usr/bin/chromium"
 SHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
 LOAD_TIMEOUT_MS = 180_000
 """The first MiniLM page loads the model (~10 s on a busy 2-core machine, more under load)."""
 
