@@ -28,7 +28,7 @@ from memory.core.scenario import FIXTURES_DIR
 from memory.eval.pairs import PairItem, load_pairs
 from memory.write.adjudicate import VERDICTS
 from memory.write.features import pair_features
-from memory.write.learned import COST, FORMAT, HASH_DIM, MODEL_FILE, VECTOR_BLOCKS, feature_row
+from memory.write.learned import COST, FORMAT, HASH_DIM, MODEL_FILE, VECTOR_BLOCKS, feature_row, pair_texts
 from memory.write.reading import read_statement
 
 TRAINING_DIR = FIXTURES_DIR / "training"
@@ -50,17 +50,19 @@ def training_sets() -> dict[str, Path]:
 
 
 def featurize(items: Sequence[PairItem], embedder, config: MemoryConfig) -> tuple[np.ndarray, list[str]]:
-    """Every pair's feature row (embedding all their statements in one call) and the named features' order."""
-    texts = list(dict.fromkeys(t for it in items for t in (it.existing, it.incoming)))
-    vecs = dict(zip(texts, np.asarray(embedder.embed(texts), dtype=np.float64)))
+    """Every pair's feature row (embedding all their statements and changed spans in one call) and the named
+    features' order."""
+    pair_text = [pair_texts(it.existing, it.incoming) for it in items]
+    texts = list(dict.fromkeys(t for four in pair_text for t in four))
+    vecs = dict(zip(texts, np.asarray(embedder.embed(texts), dtype=np.float32).astype(np.float64)))
     rows: list[np.ndarray] = []
     order: list[str] | None = None
-    for it in tqdm(items, desc="reading pairs", unit="pair", file=sys.stderr):
-        a, b = vecs[it.existing], vecs[it.incoming]
-        feats = pair_features(read_statement(it.existing), read_statement(it.incoming), float(a @ b), config)
+    for it, four in zip(tqdm(items, desc="reading pairs", unit="pair", file=sys.stderr), pair_text):
+        v = np.stack([vecs[t] for t in four])
+        feats = pair_features(read_statement(it.existing), read_statement(it.incoming), float(v[0] @ v[1]), config)
         if order is None:
             order = list(feats)
-        rows.append(feature_row(feats, order, a, b, it.existing, it.incoming))
+        rows.append(feature_row(feats, order, v, it.existing, it.incoming))
     assert order is not None
     return np.array(rows), order
 
@@ -114,18 +116,24 @@ def report_cv(x: np.ndarray, y: np.ndarray, group: np.ndarray, c: float) -> None
     cost = np.array(COST)
     print("| held out | pairs | outcome accuracy | 4-verdict accuracy | silent losses | wrong retirements | dropped |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    truths, decisions = [], []
     for held in sorted(set(group)):
         if not held.startswith("training/"):
             continue
         train, test = group != held, group == held
         mean, scale, model = fit(x[train], y[train], c)
-        decided = np.argmin(model.predict_proba((x[test] - mean) / scale) @ cost, axis=1)
-        truth = y[test]
-        dup, upd = VERDICTS.index("duplicate"), VERDICTS.index("update")
-        kept = truth > upd
-        print(f"| {held} | {int(test.sum())} | {_outcome(truth, decided):.3f} | {(truth == decided).mean():.3f} | "
-              f"{int(((truth == upd) & (decided == dup)).sum())} | {int((kept & (decided == upd)).sum())} | "
-              f"{int((kept & (decided == dup)).sum())} |")
+        decisions.append(np.argmin(model.predict_proba((x[test] - mean) / scale) @ cost, axis=1))
+        truths.append(y[test])
+        print(_cv_row(held, truths[-1], decisions[-1]))
+    print(_cv_row(f"**all {len(truths)}, each held out in turn**", np.concatenate(truths), np.concatenate(decisions)))
+
+
+def _cv_row(name: str, truth: np.ndarray, decided: np.ndarray) -> str:
+    dup, upd = VERDICTS.index("duplicate"), VERDICTS.index("update")
+    kept = truth > upd
+    return (f"| {name} | {len(truth)} | {_outcome(truth, decided):.3f} | {(truth == decided).mean():.3f} | "
+            f"{int(((truth == upd) & (decided == dup)).sum())} | {int((kept & (decided == upd)).sum())} | "
+            f"{int((kept & (decided == dup)).sum())} |")
 
 
 def _outcome(truth: np.ndarray, decided: np.ndarray) -> float:

@@ -9,6 +9,7 @@ the pair?"), so the evidence they were written to find is weighed, not ranked by
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from memory.core.config import MemoryConfig
@@ -54,6 +55,39 @@ def changed_wording(old: str, new: str) -> tuple[list[str], list[str]]:
     time", "改到" show up here whatever the topic."""
     a, b = _units(old), _units(new)
     return sorted(b - a), sorted(a - b)
+
+
+_TOKEN = re.compile(r"[\u4e00-\u9fff]|[a-z0-9']+")
+NO_CHANGE = "-"
+"""The text of an empty side of :func:`changed_spans`."""
+
+
+def changed_spans(old: str, new: str) -> tuple[str, str]:
+    """(what the incoming statement says that the stored one does not, and the reverse) as text, in sentence order:
+    the inserted and replaced runs of a word-level diff (English words, Chinese characters), joined with " … ".
+    ("User's meeting is at 3." / "The meeting moved to 4.") -> ("the … moved to 4", "user's … is at 3").
+    The learned judge embeds both, so "no longer", "moved to", "this time", "也", "改到" weigh alike in any wording."""
+    a, b = _tokens(old), _tokens(new)
+    added: list[str] = []
+    removed: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op in ("replace", "insert"):
+            added.append(_join(b[j1:j2]))
+        if op in ("replace", "delete"):
+            removed.append(_join(a[i1:i2]))
+    return " … ".join(added) or NO_CHANGE, " … ".join(removed) or NO_CHANGE
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.replace("用户", "").lower())
+
+
+def _join(tokens: list[str]) -> str:
+    """Tokens back into text: a space between two words, none beside a Chinese character."""
+    out = tokens[0]
+    for prev, tok in zip(tokens, tokens[1:]):
+        out += (" " if not _CJK.match(prev) and not _CJK.match(tok) else "") + tok
+    return out
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -116,9 +150,7 @@ def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) 
     habit_old, habit_new = bool(_HABIT.search(old.text)), bool(_HABIT.search(new.text))
     once_old, once_new = bool(_ONCE.search(old.text)), bool(_ONCE.search(new.text))
     f["habit_old_once_new"] = float(habit_old and once_new and not habit_new)
-    # Always 0 as written ("not once_old" where "not habit_old" was meant), so its weight is 0. It stays so that
-    # train_judge reproduces the shipped weights; the next training, measured on set E, should correct it.
-    f["once_old_habit_new"] = float(once_old and habit_new and not once_old)
+    f["once_old_habit_new"] = float(once_old and habit_new and not habit_old)
     f["once_new"] = float(once_new)
     f["attitude_differs"] = float(attitude(old.text) != attitude(new.text))
     f["overlap"] = p.overlap

@@ -7,7 +7,9 @@ How it decides one (stored, incoming) pair:
    :func:`memory.write.features.pair_features` (same attribute? values in conflict? an end or a change announced?
    conditions, another person, a habit beside one occurrence? which rules would fire?).
 2. **Embed** both with the judge's own model (multilingual-e5-small, whatever the store uses, so the same pair gets
-   the same verdict in every lab and entry point) and take their element-wise product and distance.
+   the same verdict in every lab and entry point) and take their element-wise product and distance. Embed what
+   changed too (:func:`memory.write.features.changed_spans`: "moved to 4" / "is at 3", "也" / "", "no longer"), so
+   a change, an end or an addition weighs the same in words the training pairs never used.
 3. **Weigh**: a multinomial logistic regression over those numbers gives the probability of each verdict.
 4. **Decide** by expected cost, not by the most probable verdict: taking an update or a new fact for a duplicate
    loses it, taking a valid fact for an update retires it, so those mistakes cost more than keeping a stale or a
@@ -38,13 +40,14 @@ from memory.core.errors import ConfigError
 from memory.core.reasons import FALLBACK_PREFIX, Reason
 from memory.core.textcaches import TextMemo
 from memory.write.adjudicate import VERDICTS, Verdict, judge_reason
-from memory.write.features import changed_wording, pair_features
+from memory.write.features import changed_spans, changed_wording, pair_features
 from memory.write.reading import read_statement
 
 MODEL_FILE = Path(__file__).with_name("judge_model.json")
-FORMAT = 1
-VECTOR_BLOCKS = ("prod", "absdiff")
-"""The vector features after the named ones: a*b and |a-b| of the two statements' unit vectors."""
+FORMAT = 2
+VECTOR_BLOCKS = ("prod", "absdiff", "added", "removed")
+"""The vector features after the named ones: a*b and |a-b| of the two statements' unit vectors, then the unit
+vectors of what only the incoming and what only the stored statement says (memory.write.features.changed_spans)."""
 HASH_DIM = 2048
 """Then the changed wording (memory.write.features.changed_wording): counts of the units only the incoming statement
 has, then of those only the stored one has, each hashed (crc32) into this many buckets."""
@@ -126,9 +129,10 @@ def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def vector_features(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The vector part of a pair's features: a*b and |a-b| of two unit vectors."""
-    return np.concatenate([a * b, np.abs(a - b)])
+def vector_features(a: np.ndarray, b: np.ndarray, added: np.ndarray, removed: np.ndarray) -> np.ndarray:
+    """The vector part of a pair's features (VECTOR_BLOCKS): a*b and |a-b| of the statements' unit vectors, then the
+    vectors of their changed spans."""
+    return np.concatenate([a * b, np.abs(a - b), added, removed])
 
 
 def hashed_counts(units: Sequence[str], dim: int) -> np.ndarray:
@@ -138,12 +142,18 @@ def hashed_counts(units: Sequence[str], dim: int) -> np.ndarray:
     return out
 
 
-def feature_row(features: dict[str, float], names: Sequence[str], a: np.ndarray, b: np.ndarray, existing: str,
-                incoming: str, hash_dim: int = HASH_DIM) -> np.ndarray:
-    """One pair's whole feature row: the named features, the vector blocks, the changed wording."""
+def feature_row(features: dict[str, float], names: Sequence[str], vecs: np.ndarray, existing: str, incoming: str,
+                hash_dim: int = HASH_DIM) -> np.ndarray:
+    """One pair's whole feature row: the named features, the vector blocks, the changed wording. ``vecs`` holds the
+    unit vectors of :func:`pair_texts` (existing, incoming, added span, removed span)."""
     added, removed = changed_wording(existing, incoming)
     return np.concatenate([np.fromiter((features[n] for n in names), dtype=np.float64, count=len(names)),
-                           vector_features(a, b), hashed_counts(added, hash_dim), hashed_counts(removed, hash_dim)])
+                           vector_features(*vecs), hashed_counts(added, hash_dim), hashed_counts(removed, hash_dim)])
+
+
+def pair_texts(existing: str, incoming: str) -> tuple[str, str, str, str]:
+    """The four texts the judge embeds for a pair: both statements and both changed spans."""
+    return (existing, incoming, *changed_spans(existing, incoming))
 
 
 _MODELS: dict[Path, JudgeModel] = {}
@@ -204,10 +214,10 @@ class LearnedJudge:
         return {v: float(x) for v, x in zip(VERDICTS, p)}
 
     def _weigh(self, existing: str, incoming: str, similarity: float, cfg: MemoryConfig) -> tuple[np.ndarray, float]:
-        a, b = self.vectors([existing, incoming])
-        own = float(a @ b)
+        vecs = self.vectors(list(pair_texts(existing, incoming)))
+        own = float(vecs[0] @ vecs[1])
         feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg)
-        row = feature_row(feats, self.model.features, a, b, existing, incoming, self.model.hash_dim)
+        row = feature_row(feats, self.model.features, vecs, existing, incoming, self.model.hash_dim)
         return self.model.probabilities(row[None, :])[0], own
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
