@@ -189,9 +189,9 @@ def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
         return judge(existing, incoming, similarity, **kw)
     prepare = getattr(judge, "prepare", None)
     if prepare is not None:
-        def prepared(texts: Sequence[str]) -> None:
+        def prepared(texts: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
             give_way()
-            prepare(texts)
+            prepare(texts, pairs)
         decide.prepare = prepared  # type: ignore[attr-defined]
     return decide
 

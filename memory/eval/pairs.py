@@ -182,7 +182,7 @@ def decide_pairs(
     """The plain rule and the governed decision (``judge``, default the rules) of every pair at the config's bands;
     nothing is embedded, so moving the bands only re-runs this."""
     decide = judge or judge_reason
-    prepare_judge(decide, [t for p in pairs for t in (p.existing, p.incoming)])
+    prepare_judge(decide, [t for p in pairs for t in (p.existing, p.incoming)], [(p.existing, p.incoming) for p in pairs])
     results = []
     for p, sim in zip(pairs, similarities):
         verdict, why = decide(p.existing, p.incoming, sim, config=config)

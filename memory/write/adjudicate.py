@@ -160,19 +160,21 @@ class Judge(Protocol):
 
     :func:`judge_reason` (the rules) is the default; an :class:`~memory.write.ingest.Ingestor` takes another with
     ``judge=...``. The cosine similarity is evidence a judge may use or ignore. A judge may also have a
-    ``prepare(texts)`` method, called with a batch's statements before they are judged (:func:`prepare_judge`).
+    ``prepare(texts, pairs)`` method, called with a batch's statements and the (stored, incoming) pairs it will most
+    likely be asked before they are judged (:func:`prepare_judge`).
     """
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig) -> tuple[Verdict, Reason]: ...
 
 
-def prepare_judge(judge: Judge | None, texts: Sequence[str]) -> None:
+def prepare_judge(judge: Judge | None, texts: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
     """Let a judge with a model of its own (a ``prepare`` method: memory.write.learned.LearnedJudge) embed the
-    statements it is about to judge in one call, rather than two at a time as the pairs come."""
+    statements, and what it needs of the (stored, incoming) ``pairs``, it is about to judge in one call, rather than a
+    pair at a time as they come. Only a warm-up: a pair left out is judged the same, just at its own cost."""
     prepare = getattr(judge, "prepare", None)
-    if prepare is not None and texts:
-        prepare(list(dict.fromkeys(texts)))
+    if prepare is not None and (texts or pairs):
+        prepare(list(dict.fromkeys(texts)), list(dict.fromkeys(pairs)))
 
 
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None

@@ -62,6 +62,8 @@ CANDIDATES = 5
 """Stored facts of the same category a new fact is judged against."""
 OVERFETCH = 4
 """The store query asks for CANDIDATES * OVERFETCH neighbours before keeping the fact's category."""
+_LIKELY_MATES = 256
+"""How many of a batch's earlier facts of one owner and category :meth:`Ingestor._likely_pairs` weighs per fact."""
 
 
 def fact_id_for(message: Message, fact: Fact) -> str:
@@ -430,7 +432,9 @@ class Ingestor:
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
-        prepare_judge(self.judge, [p.fact.text for p in pending] + [r.content for row in stored for r, _ in row])
+        if getattr(self.judge, "prepare", None) is not None:
+            prepare_judge(self.judge, [p.fact.text for p in pending] + [r.content for row in stored for r, _ in row],
+                          self._likely_pairs(pending, stored))
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
             try:
@@ -443,6 +447,25 @@ class Ingestor:
                     pending[i].error = exc
         read = {r.memory_id: r for row in stored for r, _ in row}
         return entries, list(added.values()), [(read[i], c) for i, c in changed.items()]
+
+    def _likely_pairs(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]
+                      ) -> list[tuple[str, str]]:
+        """The (stored, incoming) pairs the judge will most likely be asked: each fact against the nearest of its
+        category among its stored candidates and the batch's earlier facts of its owner (a superset of the pool
+        :meth:`_decide_one` builds, which depends on the decisions). Only for :func:`prepare_judge`'s warm-up."""
+        earlier: dict[tuple[str, str, str], list[_Pending]] = {}
+        out: list[tuple[str, str]] = []
+        for p, row in zip(pending, stored):
+            key = (p.message.tenant_id, p.message.user_id, p.fact.category)
+            near = [(r.content, s) for r, s in row if r.category == p.fact.category and r.memory_id.startswith("fact-")]
+            mates = earlier.setdefault(key, [])[-_LIKELY_MATES:]
+            if mates:
+                sims = np.stack([q.vector for q in mates]) @ p.vector
+                near += [(q.fact.text, float(s)) for q, s in zip(mates, sims)]
+            near.sort(key=lambda ts: -ts[1])
+            out += [(text, p.fact.text) for text, _ in near[: self.candidates + 2] if text != p.fact.text]
+            earlier[key].append(p)
+        return out
 
     def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
                     added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],

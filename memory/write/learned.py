@@ -201,11 +201,12 @@ class LearnedJudge:
                 _VECTORS.put((name, text), found[text])
         return np.stack([found[t] for t in texts]).astype(np.float64)
 
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Embed, in one model call, the statements the memo lacks (a write path calls it with a batch's facts and
-        candidates before judging them)."""
-        if texts:
-            self.vectors(list(dict.fromkeys(texts)))
+    def prepare(self, texts: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
+        """Embed, in one model call, what the memo lacks of the statements and of the (stored, incoming) pairs' texts
+        (:func:`pair_texts`): a write path calls it with a batch's facts and candidates before judging them."""
+        todo = list(dict.fromkeys([*texts, *(t for e, i in pairs for t in pair_texts(e, i))]))
+        if todo:
+            self.vectors(todo)
 
     def probabilities(self, existing: str, incoming: str, similarity: float, *,
                       config: MemoryConfig | None = None) -> dict[str, float]:
