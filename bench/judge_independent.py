@@ -7,7 +7,7 @@ D) are only measured). The rules and the plain rule see MiniLM's cosine (the lab
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
 --chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
-    python -m bench.judge_independent [--quick] [--fresh] [--embedder NAME] [--chat]
+    python -m bench.judge_independent [--quick] [--sealed] [--embedder NAME] [--chat]
 
 Cost per decision: each judge decides every pair of the sets once more, one pair at a time as the write path asks,
 with its memos emptied first (the learned judge's time includes embedding both statements), timed in this process.
@@ -39,8 +39,8 @@ def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> floa
     return (time.perf_counter() - start) * 1000 / max(len(pairs), 1)
 
 
-HELD_OUT = ("independent/heldout", "independent/unseen", "independent/fresh")
-"""The sets no judge was trained or tuned on (set E, ``fresh_*``, is among the sets only with ``--fresh``)."""
+HELD_OUT = ("independent/heldout", "independent/unseen", "independent/fresh", "independent/sealed")
+"""The sets no judge was trained or tuned on (set F, ``sealed_*``, is among the sets only with ``--sealed``)."""
 
 
 def summary(results: list[SetResult]) -> dict[str, Any]:
@@ -54,15 +54,15 @@ def summary(results: list[SetResult]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*; "
-                   "fresh_* too with --fresh)")
+    p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*, fresh_*; "
+                   "sealed_* too with --sealed)")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the rules see (default minilm)")
-    p.add_argument("--fresh", action="store_true", help="also set E (fresh_*): only for measuring a judge's next "
+    p.add_argument("--sealed", action="store_true", help="also set F (sealed_*): only for measuring a judge's next "
                    "change, once (fixtures/independent/README.md)")
     p.add_argument("--chat", action="store_true", help="also the chat-model judge (MEMORY_JUDGE_URL, _MODEL, _API_KEY)")
     a = p.parse_args(argv)
     embedder = make_embedder(a.embedder)
-    sets = conformance_sets(fresh=a.fresh)
+    sets = conformance_sets(sealed=a.sealed)
     if a.quick:
         sets = {k: v for k, v in sets.items() if k.startswith(HELD_OUT)}
     judges: dict[str, tuple[str, Judge]] = {
@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         data["judges"][key] = {"title": title, "ms_per_decision": round(ms, 3), **summary(results),
                                "sets": [r.to_dict() for r in results]}
         s = summary(results)
-        parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*"
-                  f"{', fresh_*' if a.fresh else ''}, {s['held_out_pairs']} pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
+        parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*, fresh_*"
+                  f"{', sealed_*' if a.sealed else ''}, {s['held_out_pairs']} pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
                   f"data-losing mistakes {s['held_out_data_lost']}", "", format_conformance(results), ""]
     table = "\n".join([f"Cosine for the rules and the plain rule from {embedder.name}.", ""] + parts).rstrip()
     write_results("judge_independent" + ("_quick" if a.quick else ""), data, table)

@@ -61,17 +61,18 @@ class SetResult:
                 "data_lost": self.data_lost}
 
 
-FRESH = "fresh_"
-"""Set E (``fresh_*``): frozen on arrival for the next change of a judge, and measured only with ``fresh=True``."""
+SEALED = "sealed_"
+"""Set F (``sealed_*``): frozen on arrival for the next change of a judge, and measured only with ``sealed=True``
+(set E, ``fresh_*``, held that place until it measured the second learned judge)."""
 
 
-def conformance_sets(*, independent: bool = True, fresh: bool = False) -> dict[str, Path]:
-    """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, heldout_*, test_* and
-    unseen_*, and (``fresh``) set E."""
+def conformance_sets(*, independent: bool = True, sealed: bool = False) -> dict[str, Path]:
+    """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, fresh_*, heldout_*,
+    test_* and unseen_*, and (``sealed``) set F."""
     sets = shipped_pair_files()
     if independent:
         sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))
-                 if fresh or not p.stem.startswith(FRESH)}
+                 if sealed or not p.stem.startswith(SEALED)}
     return sets
 
 
