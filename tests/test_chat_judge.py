@@ -32,7 +32,7 @@ from memory import (ChatJudge, ConfigError, Ingestor, LexicalEmbedder, MemoryCon
 from memory.eval.conformance import conformance_sets, run_conformance
 from memory.eval.pairs import load_pairs
 from memory.write.adjudicate import VERDICTS, CandidateRef, adjudicate, judge_reason
-from memory.write.chat_judge import REASONS, SYSTEM_PROMPT
+from memory.write.chat_judge import DEFAULT_MAX_TOKENS, REASONS, SYSTEM_PROMPT
 
 MODEL = "fake-chat"
 KEY = "sk-test-SECRET-0123456789"
@@ -123,6 +123,7 @@ def test_each_verdict_of_the_model_is_the_decision_with_its_model_reason(fake, v
     assert request["headers"]["Authorization"] == f"Bearer {KEY}"
     body = request["body"]
     assert body["model"] == MODEL and body["temperature"] == 0
+    assert body["max_tokens"] == DEFAULT_MAX_TOKENS  # a rambling model is cut off, not waited for
     assert [m["role"] for m in body["messages"]] == ["system", "user"] and body["messages"][0]["content"] == SYSTEM_PROMPT
     assert statements(body) == (OLD, NEW)
     assert str(SIM) not in json.dumps(body)  # the similarity is the rules' evidence, not the model's
@@ -370,7 +371,7 @@ def test_from_env_errors_are_value_errors_naming_the_variable(change, variable):
 
 @pytest.mark.parametrize("field, value", [
     ("base_url", "ws://host/v1"), ("model", " "), ("timeout", 0), ("retries", -1), ("backoff", float("inf")),
-    ("cache_size", -1), ("cache_size", 1.5), ("fallback", "rules"),
+    ("cache_size", -1), ("cache_size", 1.5), ("fallback", "rules"), ("max_tokens", 0), ("max_tokens", 2.5),
 ])
 def test_constructor_errors_name_the_field(field, value):
     kwargs: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"} | {field: value}

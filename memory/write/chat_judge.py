@@ -85,6 +85,10 @@ SYSTEM_PROMPT = "\n".join([
 MAX_BODY_BYTES = 1_000_000
 """A response body longer than this is not a verdict: it is read no further and the fallback decides."""
 DEFAULT_CACHE_SIZE = 1024
+DEFAULT_MAX_TOKENS = 256
+"""The most tokens a model may answer with. The answer is one small JSON object (about 20 tokens); without a bound, a
+small model that rambles generated 1,622 tokens for one pair here (40 s on 2 cores: gemma3-270m on llama.cpp's
+server), and a cut-off answer is a malformed one, so the fallback decides."""
 
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.DOTALL | re.IGNORECASE)
 
@@ -109,6 +113,7 @@ class ChatJudge:
     def __init__(
         self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
         backoff: float = 0.5, fallback: Judge | None = None, cache_size: int = DEFAULT_CACHE_SIZE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.base_url = check_url(base_url, "base_url", error=ConfigError, path="/chat/completions", key_env=KEY_ENV)
         self.model = check_model(model, "model", error=ConfigError)
@@ -117,6 +122,7 @@ class ChatJudge:
         self.retries = check_int(retries, "retries", minimum=0, error=ConfigError)
         self.backoff = check_seconds(backoff, "backoff", positive=False, error=ConfigError)
         self.cache_size = check_int(cache_size, "cache_size", minimum=0, error=ConfigError)
+        self.max_tokens = check_int(max_tokens, "max_tokens", minimum=1, error=ConfigError)
         if fallback is not None and not callable(fallback):
             raise ConfigError(f"fallback must be a Judge (a callable), got {type(fallback).__name__}")
         self.fallback: Judge = fallback or judge_reason
@@ -211,7 +217,7 @@ class ChatJudge:
                       f"Incoming statement: {json.dumps(incoming, ensure_ascii=False)}\n"
                       "Answer with the JSON object only.")
         return json.dumps({
-            "model": self.model, "temperature": 0,
+            "model": self.model, "temperature": 0, "max_tokens": self.max_tokens,
             "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": statements}],
         }, ensure_ascii=False).encode("utf-8")
 
