@@ -2,15 +2,15 @@
 one's cost per decision.
 
 Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
-ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C) and unseen_* (set
-D) are only measured). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
+ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C), unseen_*
+(set D) and fresh_* (set E) are only measured; sealed_* (set F) waits for the judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
 --chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
     python -m bench.judge_independent [--quick] [--sealed] [--embedder NAME] [--chat]
 
 Cost per decision: each judge decides every pair of the sets once more, one pair at a time as the write path asks,
-with its memos emptied first (the learned judge's time includes embedding both statements), timed in this process.
+with its memos emptied first (the learned judge's time includes embedding both statements and their changed spans), timed in this process.
 """
 
 from __future__ import annotations
