@@ -18,6 +18,7 @@ from memory.eval.datasets import load_dataset
 from memory.embed.embedders import EMBEDDER_NAMES, make_embedder
 from memory.core.errors import InputError
 from memory.eval.study import AT_K
+from counting import CountingEmbedder
 
 
 def calibration(relevant, irrelevant=()) -> Calibration:
@@ -116,18 +117,6 @@ def test_every_pair_of_the_dataset_is_scored(compared, recall_zh):
         assert (c.relevant.size, c.irrelevant.size) == (relevant, others), c.label
         assert c.to_dict()["pairs"] == {"relevant": relevant, "irrelevant": others}
         assert c.at_k[1].questions == len(answerable)
-
-
-class CountingEmbedder:
-    """Counts the texts it is asked to embed; only counts and delegates every call to the real e5 model."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.texts: list[str] = []
-
-    def embed(self, texts):
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
 
 
 @pytest.mark.model

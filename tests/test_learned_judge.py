@@ -18,6 +18,7 @@ from memory.tools.train_judge import HELD_OUT, TRAINING_DIR, training_sets
 from memory.write import learned
 from memory.write.adjudicate import VERDICTS, judge_reason
 from memory.write.learned import MODEL_FILE, LearnedJudge, load_model
+from counting import CountingEmbedder
 
 CONFIG = MemoryConfig()
 
@@ -177,25 +178,13 @@ def test_one_pair_one_verdict_through_every_entry_point(minilm, lexical, tmp_pat
         assert decision.decision == verdict, (p.id, decision.to_dict())
 
 
-class _CountingEmbedder:
-    """The judge's real e5 model, counting its calls (the test is about how many, not about the vectors)."""
-
-    def __init__(self, inner, calls: list[int]) -> None:
-        self.inner, self.calls = inner, calls
-
-    def embed(self, texts):
-        self.calls.append(len(texts))
-        return self.inner.embed(texts)
-
-
 @pytest.mark.model
 def test_a_batch_is_judged_after_one_model_call_for_its_statements_and_pairs(tmp_path, monkeypatch):
     """The write path warms the judge with the pairs it will ask (the batch's facts against the earlier facts of
     their owner and category, changed spans included): judging them then makes no model call of its own. Without
     Ingestor._likely_pairs every judged pair would make one."""
-    calls: list[int] = []
-    real = learned._shared_embedder
-    monkeypatch.setattr(learned, "_shared_embedder", lambda name: _CountingEmbedder(real(name), calls))
+    counting = CountingEmbedder(learned._shared_embedder("e5"))
+    monkeypatch.setattr(learned, "_shared_embedder", lambda name: counting)
     textcaches.clear_text_caches()
     judged: list[tuple[str, str]] = []
     judge = LearnedJudge()
@@ -210,4 +199,4 @@ def test_a_batch_is_judged_after_one_model_call_for_its_statements_and_pairs(tmp
              "I drink coffee every morning.", "I quit coffee.", "我住在杭州。", "我搬到上海了。"]
     Ingestor(mm, judge=counting_judge).ingest_many([Message(**owner, id=f"m{i}", content=t) for i, t in enumerate(texts)])
     assert len(judged) >= 3, judged
-    assert len(calls) == 1, calls
+    assert len(counting.calls) == 1, [len(c) for c in counting.calls]

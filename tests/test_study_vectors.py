@@ -14,23 +14,13 @@ from memory.core.errors import InputError
 from memory.eval.ranking import rank
 from memory.store.chroma import MemoryStore
 from memory.eval.vectors import KnownVectors, cosines, encode_once
+from counting import CountingEmbedder
 
 MIXED = [
     "Hi.", "I moved to Lisbon last spring and I have been learning Portuguese ever since, slowly.",
     "Dogs.", "My sister is a nurse.", "Hi.", "We went hiking in the Alps for two weeks in August, it rained a lot.",
     "ok", "The budget is 500,000 yuan.", "My sister is a nurse.", "Tea or coffee?",
 ]
-
-
-class Counting:
-    """Wraps an embedder and records every call's texts."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, []
-
-    def embed(self, texts):
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
 
 
 def test_sorted_batches_return_rows_in_the_input_order(minilm):
@@ -55,9 +45,9 @@ def test_length_batches_group_similar_lengths_and_pad_less(minilm):
 
 
 def test_encode_once_sends_each_distinct_text_once_longest_first():
-    emb = Counting(LexicalEmbedder())
+    emb = CountingEmbedder(LexicalEmbedder())
     vectors = encode_once(MIXED, emb, chunk=4)
-    sent = [t for call in emb.calls for t in call]
+    sent = emb.texts
     assert sorted(sent) == sorted(set(MIXED)) and list(vectors) == list(dict.fromkeys(MIXED))
     assert [len(t) for t in sent] == sorted((len(t) for t in sent), reverse=True)
     assert all(len(call) <= 4 for call in emb.calls)
@@ -66,7 +56,7 @@ def test_encode_once_sends_each_distinct_text_once_longest_first():
 
 
 def test_known_vectors_answer_without_the_model_and_count_misses():
-    inner = Counting(LexicalEmbedder())
+    inner = CountingEmbedder(LexicalEmbedder())
     known = KnownVectors(inner, encode_once(MIXED[:3], LexicalEmbedder()))
     out = known.embed([MIXED[2], MIXED[0], "something new", "something new"])
     assert inner.calls == [["something new"]] and known.misses == 1
@@ -90,9 +80,9 @@ def test_a_study_encodes_every_text_once_and_never_queries_the_store_per_questio
     monkeypatch.setattr(MemoryStore, "query", refuse)
     monkeypatch.setattr(MemoryStore, "scan", refuse)
     data = load_dataset("workshop_en")
-    emb = Counting(LexicalEmbedder())
+    emb = CountingEmbedder(LexicalEmbedder())
     rankings = rank(data, mode=mode, embedder=emb)
-    sent = [t for call in emb.calls for t in call]
+    sent = emb.texts
     distinct = {m.text for m in data.memories} | {q.text for q in data.questions}
     assert sorted(sent) == sorted(distinct)
     assert rankings.encoded == len(distinct) and rankings.encoded_again == 0 and rankings.pool_missing == 0
@@ -102,7 +92,7 @@ def test_a_text_over_the_limit_fails_before_anything_is_encoded():
     data = load_dataset("workshop_en")
     too_long = "x" * (MemoryConfig().max_message_chars + 1)
     bad = replace(data, memories=(replace(data.memories[0], text=too_long), *data.memories[1:]))
-    emb = Counting(LexicalEmbedder())
+    emb = CountingEmbedder(LexicalEmbedder())
     with pytest.raises(InputError, match=rf"messages\[0\] \({data.memories[0].id}\) content is"):
         rank(bad, mode="dense", embedder=emb)
     assert emb.calls == []
