@@ -26,7 +26,7 @@ BENCHMARKS = {
     "study_sweep": "a whole threshold sweep vs a single setting (embeddings reused)",
     "extraction_adversarial": "extraction time per KB on adversarial 1K/10K/100K-character inputs, bounded and not",
     "study_speed": "a whole LoCoMo study vs encoding its texts once + a numpy scoring pass; encoding before/after length sorting",
-    "lab_start": "streamlit run -> first page drawn (model still loading) and page with the model's results, vs MiniLM load alone",
+    "lab_start": "streamlit run app.py (cold) and serve.py (warm) -> first page drawn and page with the model's results",
     "upload_ingest": "300- and 1,500-message uploads through the lab's background job (raw, facts; before: giving way every 8 texts) vs encoding the messages once (same MiniLM)",
     "lesson_defaults": "blind vs governed pollution for every labelled query of the default scenario, raw and facts write paths (a count, not a timing)",
     "embedders": "per embedder: load time, encode rate, venv MB added; recall@1/5/10 on recall_zh and the LoCoMo sample (dense, BM25, hybrid)",

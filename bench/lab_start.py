@@ -1,8 +1,9 @@
 """The lab's first page after a server start: time to a drawn page, and to the page with the model's results.
 
-`python -m bench.lab_start [--quick]` starts `streamlit run app.py` headless on a free loopback port
-(a fresh data folder), opens `/` in Debian's chromium through Playwright and times, from the moment
-the server process was started:
+`python -m bench.lab_start [--quick]` starts `streamlit run app.py` (cold: the model loads and the starting state
+is built when the first page asks), then `streamlit run serve.py` (warm, the README's command: both done before the
+port opens), each headless on a free loopback port (a fresh data folder), opens `/` in Debian's chromium through
+Playwright and times, from the moment the server process was started:
 
 * ``http_200``: the server answers `/` with HTTP 200;
 * ``title_from_request``: from the browser's request of `/` until the page's title is drawn (what a
@@ -10,7 +11,8 @@ the server process was started:
 * ``first_page``: the app view is drawn (`[data-testid='stAppViewContainer']`, the page's title) and
   the app has stopped running; whether the "loading the model" status was showing then is recorded;
 * ``model_page``: the recall page's results are drawn (its metrics and chart), i.e. the model has
-  loaded and the scenario is in the lab, and the app has stopped running again.
+  loaded and the scenario is in the lab, and the app has stopped running again; also from the browser's request
+  (``model_page_from_request``: what a participant who opens the link once the server is up waits for a usable page).
 
 Side by side, in the same run: loading MiniLM alone in a fresh Python process (imports included), the
 floor for ``model_page``. The server is stopped at the end.
@@ -105,8 +107,8 @@ def model_load_alone() -> float:
     return time.perf_counter() - start
 
 
-def measure_start() -> dict[str, float | bool]:
-    """Start a server, open its first page, time it; stop the server."""
+def measure_start(script: str = "app.py") -> dict[str, float | bool]:
+    """Start a server on ``script``, open its first page, time it; stop the server."""
     from playwright.sync_api import sync_playwright
 
     port = _free_port()
@@ -116,7 +118,7 @@ def measure_start() -> dict[str, float | bool]:
         env.pop("MEMORY_CHROMA_HOST", None)
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
              "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -137,7 +139,8 @@ def measure_start() -> dict[str, float | bool]:
                 status_shown = page.get_by_text("Loading the MiniLM model").count() > 0
                 page.wait_for_selector("[data-testid='stMetric']", timeout=TIMEOUT_S * 1000)
                 page.wait_for_selector(".stPlotlyChart .main-svg", state="visible", timeout=TIMEOUT_S * 1000)
-                model_page = _wait_idle(page, deadline) - start
+                model_idle = _wait_idle(page, deadline)
+                model_page = model_idle - start
                 errors = page.locator("[data-testid='stException']").count()
                 browser.close()
         finally:
@@ -146,32 +149,41 @@ def measure_start() -> dict[str, float | bool]:
         raise SystemExit(f"the first page shows {errors} exception(s)")
     return {"http_200_s": http_200, "first_page_s": first_page, "model_page_s": model_page,
             "browser_launch_s": requested - start - http_200, "title_from_request_s": drawn - requested,
-            "loading_status_shown": status_shown}
+            "model_page_from_request_s": model_idle - requested, "loading_status_shown": status_shown}
+
+
+SCRIPTS = {"app.py": "`streamlit run app.py` (cold)", "serve.py": "`streamlit run serve.py` (warm: the README's)"}
+"""The two ways to start the lab, side by side in one run: app.py loads the model and builds the starting state when
+the first page asks; serve.py does both before its port opens (serve.py, lab.engine.warm_starting_states)."""
+
+ROWS = [
+    ("http_200_s", "HTTP 200 on / (serve.py: after warming)"),
+    ("browser_launch_s", "Chromium's own launch (after the HTTP 200, before the request)"),
+    ("title_from_request_s", "first page's title drawn, from the browser's request"),
+    ("first_page_s", "first page drawn, app idle"),
+    ("model_page_s", "page with the model's results, app idle"),
+    ("model_page_from_request_s", "page with the model's results, from the browser's request"),
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.lab_start", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="same as the full run (one server start)")
+    p.add_argument("--quick", action="store_true", help="same as the full run (one server start per script)")
     p.parse_args(argv)
     _wait_for_chromium()
     alone = model_load_alone()
-    run = measure_start()
-    data = {**run, "model_load_alone_s": alone,
-            "first_page_over_model_load": run["first_page_s"] / alone,
-            "model_page_over_model_load": run["model_page_s"] / alone}
-    table = "\n".join([
-        "| from `streamlit run` | seconds | / MiniLM load alone |",
-        "|---|---:|---:|",
-        f"| HTTP 200 on / | {run['http_200_s']:.1f} | {run['http_200_s'] / alone:.2f} |",
-        f"| Chromium's own launch (after the HTTP 200, before the request) | {run['browser_launch_s']:.1f} | "
-        f"{run['browser_launch_s'] / alone:.2f} |",
-        f"| first page's title drawn, from the browser's request | {run['title_from_request_s']:.1f} | "
-        f"{run['title_from_request_s'] / alone:.2f} |",
-        f"| first page drawn, app idle (loading status shown: {'yes' if run['loading_status_shown'] else 'no'}) "
-        f"| {run['first_page_s']:.1f} | {run['first_page_s'] / alone:.2f} |",
-        f"| page with the model's results, app idle | {run['model_page_s']:.1f} | {run['model_page_s'] / alone:.2f} |",
-        f"| MiniLM load alone (fresh process, imports included) | {alone:.1f} | 1.00 |",
-    ])
+    runs = {script: measure_start(script) for script in SCRIPTS}
+    data: dict[str, object] = {"model_load_alone_s": alone, **{
+        script: {**run, "first_page_over_model_load": float(run["first_page_s"]) / alone,
+                 "model_page_over_model_load": float(run["model_page_s"]) / alone} for script, run in runs.items()}}
+    lines = ["| from `streamlit run`, seconds | " + " | ".join(SCRIPTS.values()) + " |",
+             "|---|" + "---:|" * len(SCRIPTS)]
+    for key, label in ROWS:
+        lines.append(f"| {label} | " + " | ".join(f"{float(runs[s][key]):.1f}" for s in SCRIPTS) + " |")
+    lines.append("| the model's loading status shown on the first page | "
+                 + " | ".join("yes" if runs[s]["loading_status_shown"] else "no" for s in SCRIPTS) + " |")
+    lines.append(f"| MiniLM load alone (fresh process, imports included) | {alone:.1f} | {alone:.1f} |")
+    table = "\n".join(lines)
     write_results("lab_start", data, table)
     print(table)
     return 0

@@ -1,7 +1,7 @@
 """The workshop room in a real browser: N participants open the lab's link at once, then move a slider.
 
 `python -m bench.room_browser [--quick] [--participants N] [--browser shell|chromium]` starts
-``streamlit run app.py`` headless on a free loopback port with a fresh data folder (as the README's quick start
+``streamlit run serve.py`` headless on a free loopback port with a fresh data folder (as the README's quick start
 does), then:
 
 1. **the instructor's first page**: one browser context opens ``/`` and waits for a usable page (the recall page's
@@ -160,7 +160,7 @@ async def _room(base: str, pid: int, participants: int, timeout_s: float, http_a
     }
 
 
-def measure(participants: int, timeout_s: float, app: str = "app.py", browser: str = "chromium") -> dict:
+def measure(participants: int, timeout_s: float, app: str = "serve.py", browser: str = "chromium") -> dict:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data:

@@ -1,6 +1,6 @@
 """A hundred sessions opened fast against the live lab: every one served, memory bounded by the room's cap.
 
-`python -m bench.room_burst [--quick] [--sessions N] [--cap C] [--at-once K]` starts ``streamlit run app.py``
+`python -m bench.room_burst [--quick] [--sessions N] [--cap C] [--at-once K]` starts ``streamlit run serve.py``
 headless on a free loopback port with a fresh data folder and ``MEMORY_LAB_MAX_LABS=C`` (default 40, so that 100
 sessions pass the cap), then opens N sessions in quick succession from one Chromium: each a new browser context (its
 own cookies, so its own lab), at most K loading at once, each waiting for a usable recall page (metrics and chart
@@ -118,7 +118,7 @@ def measure(sessions: int, cap: int, at_once: int, timeout_s: float) -> dict:
         env = dict(os.environ, MEMORY_DATA_DIR=data, MEMORY_LAB_MAX_LABS=str(cap))
         env.pop("MEMORY_CHROMA_HOST", None)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+            [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
              "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -31,7 +31,7 @@ import time
 import uuid
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -50,14 +50,17 @@ from memory import (
     RecallResult,
     Scenario,
     ScenarioQuery,
+    Snapshot,
     StoreLocation,
     forget,
     govern,
     iso,
+    load_scenario,
     parse_time,
     release_client,
     restore,
     return_freed_memory,
+    shipped_scenarios,
 )
 from memory.eval import config_for
 
@@ -220,24 +223,52 @@ def _judge_of(current: Settings) -> str:
 
 def _start_from_base(live: "_Live", current: Settings) -> None:
     """Start a lab of a shipped scenario from the process's starting state for it (:func:`bases`): built once,
-    under a progress bar, by the first lab that asks; copied into every lab's own workspace after that."""
+    under a progress bar, by the first lab that asks (or by :func:`warm_starting_states` at server start); copied
+    into every lab's own workspace after that."""
     scenario = current.scenario
-    key = (current.scenario_key, current.embedder, current.write_path, _judge_of(current))
-    built = bases()
-    base = built.built(key)
+    key = _base_key(current.scenario_key, current.embedder, current.write_path, _judge_of(current))
+    base = bases().built(key)
     if base is None:
         bar = st.progress(0.0, text=t("engine.ingesting", name=scenario.name, done=0, total=len(scenario.messages)))
 
         def progress(done: int, total: int) -> None:
             bar.progress(done / max(total, 1), text=t("engine.ingesting", name=scenario.name, done=done, total=total))
 
-        base = built.get(key, lambda: build_base(get_embedder(current.embedder), current.write_path, scenario.messages,
-                                                 config=_lab_config(current.embedder),
-                                                 token_counter=cached_count_tokens, progress=progress,
-                                                 judge=_judge_of(current)))
+        base = _build_base(key, scenario, progress)
         bar.empty()
     restore(live.manager, base, actor="lab")
     _loaded(live.data, scenario, None)
+
+
+def _base_key(scenario_key: str, embedder: str, write_path: str, judge: str) -> tuple[str, str, str, str]:
+    return (scenario_key, embedder, write_path, judge)
+
+
+def _build_base(key: tuple[str, str, str, str], scenario: Scenario,
+                progress: Callable[[int, int], None] | None = None) -> Snapshot:
+    """The starting state ``key`` (see :func:`_base_key`), built once per process however many ask."""
+    _, embedder, write_path, judge = key
+    return bases().get(key, lambda: build_base(get_embedder(embedder), write_path, scenario.messages,
+                                               config=_lab_config(embedder), token_counter=cached_count_tokens,
+                                               progress=progress, judge=judge))
+
+
+def warm_starting_states(langs: Sequence[str], report: Callable[[str], None] = log.info) -> list[tuple[str, ...]]:
+    """What a room's first arrival in each UI language would otherwise wait for, done at server start (serve.py):
+    that language's default model loaded and its default starting state built (the shipped default scenario, the
+    default write path and judge), exactly as the first lab would build it. The keys built, in order."""
+    built = []
+    for lang in langs:
+        scenario_key = state.DEFAULT_SCENARIOS[lang]
+        scenario = load_scenario(shipped_scenarios()[scenario_key])
+        embedder = state.resolve_embedder(state.AUTO, scenario.language, lang)
+        report(f"{lang}: loading the {embedder} model")
+        models.get(embedder)
+        key = _base_key(scenario_key, embedder, state.DEFAULT_WRITE_PATH, state.DEFAULT_JUDGE)
+        report(f"{lang}: building the starting state of {scenario_key} ({len(scenario.messages)} messages)")
+        _build_base(key, scenario)
+        built.append(key)
+    return built
 
 
 def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Message], *,

@@ -468,6 +468,23 @@ def test_every_lab_of_a_room_starts_from_one_build_of_its_starting_state():
     assert engine.bases().builds == 2
 
 
+def test_warming_leaves_the_first_labs_of_both_languages_nothing_to_build():
+    """What serve.py does before its port opens (lab.engine.warm_starting_states) is exactly what the first lab of
+    each language would build: after it, the first English and the first Chinese lab start from copies (no build)
+    and show their recall at once."""
+    from lab import engine
+
+    keys = engine.warm_starting_states(["en", "zh"], report=lambda line: None)
+    assert [key[:2] for key in keys] == [("workshop_en", "minilm"), ("workshop_zh", "e5")]
+    assert engine.bases().builds == 2
+    english, chinese = open_app(), open_app(lang="zh")
+    assert engine.bases().builds == 2
+    assert english.session_state["lab.settings"].scenario_key == "workshop_en"
+    assert chinese.session_state["lab.settings"].scenario_key == "workshop_zh"
+    for at in (english, chinese):
+        assert not at.get("status") and len(at.metric) >= 3
+
+
 def test_reset_lab_throws_injections_away():
     at = open_app("lab/pages/pollution.py", embedder="lexical", write_path="raw")  # one record per message
     at.button(key="pollution.inject.stale").click().run()

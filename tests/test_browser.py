@@ -1,4 +1,4 @@
-"""Browser smoke tests: `streamlit run app.py` on a free loopback port, driven by Debian's chromium.
+"""Browser smoke tests: `streamlit run serve.py` (the README's command) on a free loopback port, driven by Debian's chromium.
 
 Every page of lab.PAGES is opened by URL (parameters set in the URL, never by dragging), checked for
 exceptions and for its sidebar, and screenshotted under test-artifacts/screenshots/.
@@ -29,6 +29,7 @@ from bench.common import APP_IDLE_JS as IDLE, APP_RUNS_JS as RUNS, stop
 from bench.lab_start import BROWSER_ARGS as CHROMIUM_ARGS, BROWSERS, default_browser
 from lab import PAGES, i18n
 from lab_links import documented_links
+from serve import WARM_LINE
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +63,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _lab_server(tmp_path_factory):
-    """``streamlit run app.py`` on a free loopback port with a fresh data folder; its base URL; stopped after."""
+def _lab_server(tmp_path_factory, answered: dict | None = None):
+    """``streamlit run serve.py`` (the README's command: it warms both languages' starting states before its port
+    opens) on a free loopback port with a fresh data folder; its base URL; stopped after. ``answered["log"]`` gets
+    what the server had printed when its port first answered."""
     _require_browser()
     port = _free_port()
     env = dict(os.environ, MEMORY_DATA_DIR=str(tmp_path_factory.mktemp("lab-data")),
@@ -71,24 +74,27 @@ def _lab_server(tmp_path_factory):
     env.pop("MEMORY_CHROMA_HOST", None)
     log = (tmp_path_factory.mktemp("lab-log") / "streamlit.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1"],  # .streamlit/config.toml: no usage statistics, no file watcher
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}; see {log.name}")
             try:
                 with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
                     if resp.status == 200:
+                        if answered is not None:
+                            log.flush()
+                            answered["log"] = Path(log.name).read_text(encoding="utf-8", errors="replace")
                         break
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer on {base} within 90 s; see {log.name}")
+                pytest.fail(f"streamlit did not answer on {base} within 180 s; see {log.name}")
             time.sleep(0.5)
         yield base
     finally:
@@ -99,8 +105,9 @@ def _lab_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """The module's lab server: its base URL, and whether a test has asked it for a page yet (``requested``)."""
-    with _lab_server(tmp_path_factory) as base:
-        yield {"base": base, "requested": False}
+    answered: dict = {}
+    with _lab_server(tmp_path_factory, answered) as base:
+        yield {"base": base, "requested": False, "log_at_first_answer": answered["log"]}
 
 
 @pytest.fixture
@@ -299,6 +306,17 @@ def test_a_documented_deep_link_opens_as_a_fresh_servers_very_first_request(brow
         return
     with _lab_server(tmp_path_factory) as fresh:
         _opens_without_page_not_found(browser, fresh + documented_links()[0])
+
+
+def test_the_readmes_server_opens_its_port_only_once_both_languages_are_warm(lab):
+    """`streamlit run serve.py` loads each language's default model and builds its starting state before its port
+    opens, so no participant's first page waits for a model or a build (lab.engine.warm_starting_states; the AppTest
+    side: test_app.py::test_warming_leaves_the_first_labs_of_both_languages_nothing_to_build). When the port first
+    answered, the server had already printed both languages' steps and that it was warm."""
+    log = lab["log_at_first_answer"]
+    assert "[2/4] en: building the starting state of workshop_en" in log, log
+    assert "[4/4] zh: building the starting state of workshop_zh" in log, log
+    assert WARM_LINE in log, log
 
 
 PLAIN_LINKS = {f"/{spec.link}" for spec in PAGES}
