@@ -109,7 +109,8 @@ def test_where_the_model_overrules_the_rules_the_reason_says_both_in_both_langua
     seen = 0
     pairs = [p for path in sorted(TRAINING_DIR.glob("*.json"))[:2] + sorted(TRAINING_DIR.glob("*zh*.json"))[:1]
              for p in load_pairs(path)[:80]]
-    judge.prepare([t for p in pairs for t in (p.existing, p.incoming)])  # one e5 call, as the write path makes it
+    # one e5 call for the statements and the pairs' changed spans, as the write path makes it
+    judge.prepare([t for p in pairs for t in (p.existing, p.incoming)], [(p.existing, p.incoming) for p in pairs])
     for p in pairs:
         verdict, why = judge(p.existing, p.incoming, 0.5, config=CONFIG)
         rules_verdict, rules_why = judge_reason(p.existing, p.incoming, 0.5, config=CONFIG)
