@@ -223,13 +223,14 @@ def _release(context) -> None:
     _WARM[_VIEWPORT_OF[id(context)]].append(context)
 
 
-def _rerun(page, action, *, again_after_ms: int | None = None) -> None:
+def _rerun(page, action, *, again_after_ms: int | None = None, what: str = "") -> None:
     """Do ``action`` (a click or key press that reruns the app), wait for that run to start, then to finish.
 
     ``again_after_ms``: for an action that is safe to repeat (Enter in a text field: a second press commits the same
     value), do it once more if no run has started by then. Under the suite's load Chromium sometimes loses a key
     press (one CI run: Enter in the Chinese Dedup page's field started no run in 60 s; bench.room_browser counts such
-    losses on a bare Streamlit page too)."""
+    losses on a bare Streamlit page too). ``what`` names the target in the error when the action's source line cannot
+    (a loop's field)."""
     before = page.evaluate("() => window.__labRuns")
     action()
     started = "n => window.__labRuns > n"
@@ -241,7 +242,7 @@ def _rerun(page, action, *, again_after_ms: int | None = None) -> None:
     try:
         page.wait_for_function(started, arg=before, polling=50, timeout=RERUN_WAIT_MS)
     except PlaywrightTimeout as exc:
-        raise AssertionError(f"no run started {RERUN_WAIT_MS} ms after: {_named(action)}") from exc
+        raise AssertionError(f"no run started {RERUN_WAIT_MS} ms after: {_named(action)} {what}".rstrip()) from exc
     _wait_idle(page)
 
 
@@ -799,7 +800,8 @@ def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image
                 field = _main(tab).get_by_role("textbox", name=i18n.TEXT[key][lang], exact=True)
                 # fill and Enter, both again if no run has started in 15 s: under load a run once never came after
                 # two Enter presses alone (the typed value lost, or both presses)
-                _rerun(tab, lambda field=field: (field.fill(payload), field.press("Enter")), again_after_ms=15_000)
+                _rerun(tab, lambda field=field: (field.fill(payload), field.press("Enter")), again_after_ms=15_000,
+                       what=f"({path}, {key}, {lang})")
             assert tab.locator("[data-testid='stException']").count() == 0, path
             found = tab.evaluate(OUTSIDE)
             outside = [t for t in found["links"] + found["images"] if urlsplit(urljoin(tab.url, t)).scheme in
