@@ -22,7 +22,8 @@ WARM_LINE = "the lab is warm: participants can open it now"
 
 
 def warm_languages(value: str | None) -> list[str]:
-    """The languages ``MEMORY_LAB_WARM`` names (``en,zh`` when unset, none for ``none`` or empty)."""
+    """The languages ``MEMORY_LAB_WARM`` names (``en,zh`` when unset, none for ``none`` or empty); ValueError naming
+    the variable for a language the lab does not have."""
     from lab.i18n import LANGUAGES
 
     if value is None:
@@ -30,14 +31,26 @@ def warm_languages(value: str | None) -> list[str]:
     langs = [part.strip() for part in value.split(",") if part.strip() and part.strip() != "none"]
     unknown = [lang for lang in langs if lang not in LANGUAGES]
     if unknown:
-        raise SystemExit(f"{WARM_ENV}: unknown language {unknown[0]!r} (use {', '.join(LANGUAGES)} or none)")
+        raise ValueError(f"{WARM_ENV}: unknown language {unknown[0]!r} (use {', '.join(LANGUAGES)} or none)")
     return langs
+
+
+def _languages_or_exit() -> list[str]:
+    """The languages to warm; a bad ``MEMORY_LAB_WARM`` is one line on stderr and exit status 2, before any server."""
+    try:
+        return warm_languages(os.environ.get(WARM_ENV))
+    except ValueError as exc:
+        print(f"serve.py: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
+LANGS = _languages_or_exit()
 
 
 @asynccontextmanager
 async def warm(_app):
     """Build the starting states before the port opens; one line per step on stderr."""
-    langs = warm_languages(os.environ.get(WARM_ENV))
+    langs = LANGS
     if langs:
         from lab.engine import warm_starting_states
 
