@@ -28,7 +28,7 @@ def warm_languages(value: str | None) -> list[str]:
 
     if value is None:
         return ["en", "zh"]
-    langs = [part.strip() for part in value.split(",") if part.strip() and part.strip() != "none"]
+    langs = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip() and part.strip() != "none"))
     unknown = [lang for lang in langs if lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"{WARM_ENV}: unknown language {unknown[0]!r} (use {', '.join(LANGUAGES)} or none)")

@@ -14,6 +14,7 @@ def test_both_languages_are_warmed_unless_told_otherwise():
     assert warm_languages(None) == ["en", "zh"]
     assert warm_languages("zh") == ["zh"]
     assert warm_languages(" en , zh ") == ["en", "zh"]
+    assert warm_languages("zh,en,zh") == ["zh", "en"]  # each once, in the order named
 
 
 @pytest.mark.parametrize("value", ["none", "", " , "])
