@@ -449,9 +449,16 @@ PROJECTOR_STYLE = """<style>
 @media (max-width: 1280px) {
   [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
 }
+.st-key-recall-context [data-testid="stText"] {
+  white-space: pre-wrap; background: rgba(128, 128, 128, 0.1); border-radius: 0.5rem; padding: 1rem;
+}
+.st-key-recall-context [data-testid="stText"], .st-key-recall-context [data-testid="stText"] * {
+  font-family: "Source Code Pro", monospace; font-size: 0.875rem;
+}
 </style>"""
 """On a projector's 1024x768 (and any window up to 1280 px) Streamlit's wide layout keeps about 5rem of margin on each
-side of the page: the lab gives that room to the tables, so the columns a lesson line points at fit the first screen."""
+side of the page: the lab gives that room to the tables, so the columns a lesson line points at fit the first screen.
+The recall page's injected context (plain ``st.text``, never parsed) is drawn as a code block would be."""
 
 
 def _uploader_words(lang: str) -> None:

@@ -411,6 +411,18 @@ def test_recall_lists_lead_with_the_memory_text_in_the_pages_language(lang):
     assert list(frame_with(at, "stage").columns)[0] == "content"
 
 
+def test_the_injected_context_is_plain_text_holding_every_governed_memory():
+    """The recall page's context box is plain text (st.text: never parsed as Markdown or HTML, and no syntax
+    highlighter for the browser to run) and holds each governed memory's text."""
+    at = open_app(embedder="lexical", write_path="raw")
+    governed = at.table[1].value.iloc[:, 0]
+    assert len(governed) >= 1
+    context = [el.value for el in at.text]
+    assert len(context) == 1, context
+    assert all(memory in context[0] for memory in governed), (list(governed), context)
+    assert not at.code
+
+
 # --- pollution --------------------------------------------------------------------------------------
 
 def _pollution(at: AppTest) -> pd.DataFrame:

@@ -19,6 +19,8 @@ REASON = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["reason"])
 STAGE = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["stage"])
 # The blind and governed lists: static tables whose cells wrap (readable at 1024x768 on a projector).
 SIDE_COLUMNS = ("content", "similarity", "score", "pollution")
+CONTEXT_KEY = "recall-context"
+"""The key (so the CSS class ``st-key-recall-context``) of the box holding the injected context."""
 
 
 def _render_metrics(counts: views.RecallCounts, config) -> None:
@@ -83,7 +85,10 @@ def _render_context(lab: engine.Lab, result, config) -> None:
     cols[0].metric(t("recall.m_recent"), len(ctx.recent))
     cols[1].metric(t("recall.m_summary"), len(ctx.summary))
     cols[2].metric(t("recall.m_context_tokens"), ctx.tokens)
-    st.code(ctx.text or t("recall.empty_context"), language=None, wrap_lines=True)
+    # Plain text in a box that looks like a code block (lab.state.PROJECTOR_STYLE): st.code's syntax highlighter cost
+    # the first page a quarter of a second of the browser's main thread (CDP profile), for text that is never code.
+    with st.container(key=CONTEXT_KEY):
+        st.text(ctx.text or t("recall.empty_context"), width="stretch")
 
 
 def main() -> None:
