@@ -95,7 +95,8 @@ def markdown_bodies(at: AppTest) -> list[tuple[str, str]]:
                     found.append(("dataframe.help", options["help"]))
         elif kind == "html":  # the lab's own HTML (its cookie script, the uploader's words): no outside value in it
             assert "evil" not in proto.body, proto.body
-        elif proto is not None and hasattr(proto, "DESCRIPTOR") and kind not in ("plotly_chart", "code", "json"):
+        # st.text (the recall page's context box), st.code and st.json are shown verbatim: never parsed as Markdown
+        elif proto is not None and hasattr(proto, "DESCRIPTOR") and kind not in ("plotly_chart", "code", "json", "text"):
             fields = proto.DESCRIPTOR.fields_by_name
             found.extend((f"{kind}.{f}", getattr(proto, f)) for f in ("label", "help", "placeholder", "body") if f in fields)
             if kind == "radio":

@@ -65,8 +65,8 @@ def _cells(node) -> list[tuple[str, str]]:
         return [(f"{kind}.column", name) for name in _headers(node)]
     if kind == "plotly_chart":
         return [("chart", text) for text in chart_words(json.loads(proto.spec))]
-    if kind in ("code", "json", "exception", "space", "html"):
-        return []  # the context to be injected, the EraseReport: data
+    if kind in ("text", "code", "json", "exception", "space", "html"):
+        return []  # the context to be injected (st.text, the recall page's only one), the EraseReport: data
     fields = proto.DESCRIPTOR.fields_by_name if proto is not None and hasattr(proto, "DESCRIPTOR") else {}
     found = [(f"{kind}.{name}", getattr(proto, name)) for name in ("label", "help", "placeholder") if name in fields]
     if kind == "multiselect" and not proto.placeholder:

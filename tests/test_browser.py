@@ -1,4 +1,5 @@
-"""Browser smoke tests: `streamlit run serve.py` (the README's command) on a free loopback port, driven by Debian's chromium.
+"""Browser smoke tests: `streamlit run serve.py` (the README's command) on a free loopback port, driven by Debian's
+chromium.
 
 Every page of lab.PAGES is opened by URL (parameters set in the URL, never by dragging), checked for
 exceptions and for its sidebar, and screenshotted under test-artifacts/screenshots/.

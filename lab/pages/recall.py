@@ -19,8 +19,7 @@ REASON = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["reason"])
 STAGE = st.column_config.TextColumn(width=CANDIDATE_WIDTHS["stage"])
 # The blind and governed lists: static tables whose cells wrap (readable at 1024x768 on a projector).
 SIDE_COLUMNS = ("content", "similarity", "score", "pollution")
-CONTEXT_KEY = "recall-context"
-"""The key (so the CSS class ``st-key-recall-context``) of the box holding the injected context."""
+CONTEXT_KEY = "recall-context"  # the box holding the injected context (CSS class st-key-recall-context)
 
 
 def _render_metrics(counts: views.RecallCounts, config) -> None:
