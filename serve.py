@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 
 import streamlit as st
 
+from lab.i18n import LANGUAGES
+
 WARM_ENV = "MEMORY_LAB_WARM"
 WARM_LINE = "the lab is warm: participants can open it now"
 """What the server prints once warm, just before its port opens."""
@@ -24,10 +26,8 @@ WARM_LINE = "the lab is warm: participants can open it now"
 def warm_languages(value: str | None) -> list[str]:
     """The languages ``MEMORY_LAB_WARM`` names (``en,zh`` when unset, none for ``none`` or empty); ValueError naming
     the variable for a language the lab does not have."""
-    from lab.i18n import LANGUAGES
-
     if value is None:
-        return ["en", "zh"]
+        return list(LANGUAGES)
     langs = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip() and part.strip() != "none"))
     unknown = [lang for lang in langs if lang not in LANGUAGES]
     if unknown:
@@ -50,12 +50,11 @@ LANGS = _languages_or_exit()
 @asynccontextmanager
 async def warm(_app):
     """Build the starting states before the port opens; one line per step on stderr."""
-    langs = LANGS
-    if langs:
+    if LANGS:
         from lab.engine import warm_starting_states
 
         started = time.perf_counter()
-        steps = 2 * len(langs)
+        steps = 2 * len(LANGS)
         done = 0
 
         def report(line: str) -> None:
@@ -64,7 +63,7 @@ async def warm(_app):
             print(f"  warming the lab [{done}/{steps}] {line}", file=sys.stderr, flush=True)
 
         try:
-            await asyncio.to_thread(warm_starting_states, langs, report)
+            await asyncio.to_thread(warm_starting_states, LANGS, report)
         except Exception as exc:  # noqa: BLE001 - the lab still starts; its first page shows the same error itself
             print(f"  warming the lab failed ({exc}); it starts cold", file=sys.stderr, flush=True)
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import json
 import os
 import socket
@@ -89,7 +90,6 @@ def _lab_server(tmp_path_factory, answered: dict | None = None):
                 with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
                     if resp.status == 200:
                         if answered is not None:
-                            log.flush()
                             answered["log"] = Path(log.name).read_text(encoding="utf-8", errors="replace")
                         break
             except OSError:
@@ -799,14 +799,13 @@ def test_hostile_text_typed_into_every_other_field_renders_no_outside_link_image
             _open(tab, f"{server}/{path}?embedder=lexical&lang={lang}", chart=False)
             for key in keys:
                 field = _main(tab).get_by_role("textbox", name=i18n.TEXT[key][lang], exact=True)
-                tries = [0]
+                spaces = itertools.count()
 
-                def enter(field=field, tries=tries) -> None:
+                def enter(field=field, spaces=spaces) -> None:
                     # Fill and Enter; again if no run has started in 15 s, with one more trailing space, so the retry
                     # commits a new value and starts a run even if the first one's run came and went unseen (two CI
                     # runs: the Dedup page's first field, no run in 60 s after the same value was entered twice)
-                    field.fill(payload + " " * tries[0])
-                    tries[0] += 1
+                    field.fill(payload + " " * next(spaces))
                     field.press("Enter")
                 _rerun(tab, enter, again_after_ms=15_000, what=f"({path}, {key}, {lang})")
             assert tab.locator("[data-testid='stException']").count() == 0, path
