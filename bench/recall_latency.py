@@ -258,10 +258,21 @@ def run(sizes: list[int], queries: int, server_sizes: list[int], *, name: str = 
     return {"rows": rows}
 
 
+def _sizes(p: argparse.ArgumentParser, flag: str, value: str) -> list[int]:
+    """Comma-separated positive sizes; anything else is the parser's one-line error (a size of 0 built no store)."""
+    try:
+        sizes = [int(s) for s in value.split(",") if s.strip()]
+    except ValueError:
+        p.error(f"{flag} must be comma-separated numbers of memories, got {value!r}")
+    if any(n < 1 for n in sizes):
+        p.error(f"{flag}: every size must be at least 1 memory, got {value!r}")
+    return sizes
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.recall_latency")
-    p.add_argument("--sizes", default="10000,100000,1000000")
-    p.add_argument("--server-sizes", default="100000")
+    p.add_argument("--sizes", default="10000,100000,1000000", help="memories per embedded store, comma-separated")
+    p.add_argument("--server-sizes", default="100000", help="the same on a `chroma run` server ('' for none)")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--out", default="recall_latency_full", help="result file name under bench/results/")
     p.add_argument("--quick", action="store_true", help="10,000 memories embedded and on a server, 80 queries")
@@ -269,8 +280,7 @@ def main(argv=None) -> int:
     if a.quick:
         run([10000], 80, [10000])
     else:
-        run([int(s) for s in a.sizes.split(",") if s], a.queries,
-            [int(s) for s in a.server_sizes.split(",") if s], name=a.out)
+        run(_sizes(p, "--sizes", a.sizes), a.queries, _sizes(p, "--server-sizes", a.server_sizes), name=a.out)
     return 0
 
 
