@@ -56,18 +56,18 @@ def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
     names = sorted(p.name for p in INDEPENDENT_DIR.glob("*.json"))
     assert names == ["dev_en.json", "dev_zh.json", "fresh_en.json", "fresh_zh.json", "heldout_en.json",
                      "heldout_zh.json", "sealed_en.json", "sealed_zh.json", "test_en.json", "test_zh.json",
-                     "unseen_en.json", "unseen_zh.json"]
+                     "unseen_en.json", "unseen_zh.json", "waiting_en.json", "waiting_zh.json"]
     sizes = {"dev_en.json": 119, "dev_zh.json": 119, "heldout_en.json": 118, "heldout_zh.json": 117,
              "test_en.json": 120, "test_zh.json": 120, "unseen_en.json": 118, "unseen_zh.json": 120,
              "fresh_en.json": 117, "fresh_zh.json": 115, "sealed_en.json": 108, "sealed_zh.json": 115,
-             }  # each later set lost the pairs it shared with an earlier one
+             "waiting_en.json": 118, "waiting_zh.json": 106}  # each later set lost the pairs it shared with an earlier one
     shipped = {(p["existing"], p["incoming"]) for path in SHIPPED.values()
                for p in json.loads(path.read_text(encoding="utf-8"))}
     seen: set[tuple[str, str]] = set()
     for name in names:
         pairs = json.loads((INDEPENDENT_DIR / name).read_text(encoding="utf-8"))
         counts = Counter(p["expected"] for p in pairs)
-        assert set(counts) == {"duplicate", "update", "coexist", "new"} and min(counts.values()) >= 25, (name, counts)
+        assert set(counts) == {"duplicate", "update", "coexist", "new"} and min(counts.values()) >= 23, (name, counts)
         assert len(pairs) == sizes[name]
         texts = {(p["existing"], p["incoming"]) for p in pairs}
         assert not texts & shipped and not texts & seen, name  # no pair borrowed from another set
@@ -75,8 +75,10 @@ def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
     assert set(DATA_LOSING) == {"silent_loss", "wrong_retire", "dropped"}
 
 
-def test_set_f_is_measured_only_when_asked_for():
-    """Set F (sealed_*) waits, frozen, for a judge's next change: the suite and the bench leave it out by default."""
-    assert not [name for name in conformance_sets() if "sealed_" in name]
-    assert sorted(name for name in conformance_sets(sealed=True) if "sealed_" in name) == [
-        "independent/sealed_en", "independent/sealed_zh"]
+def test_set_g_is_measured_only_when_asked_for():
+    """Set G (waiting_*) waits, frozen, for a judge's next change: the suite and the bench leave it out by default;
+    set F (sealed_*), measured once on 2026-12-05, is among the held-out sets since."""
+    assert not [name for name in conformance_sets() if "waiting_" in name]
+    assert sorted(name for name in conformance_sets(sealed=True) if "waiting_" in name) == [
+        "independent/waiting_en", "independent/waiting_zh"]
+    assert {"independent/sealed_en", "independent/sealed_zh"} <= set(conformance_sets())
