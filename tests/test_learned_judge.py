@@ -47,19 +47,26 @@ def test_no_training_pair_is_a_pair_of_an_independent_set():
 
 
 @pytest.mark.parametrize("field, value, says", [
-    ("format", 1, "'format' must be 2"),  # a file of the first judge (two vector blocks)
-    ("coef", [[0.0]], "'coef' must be finite numbers of shape"),
-    ("scale", "drop", "'scale' is required"),
-    ("mean", "nan", "'mean' must be finite"),
+    ("format", 2, "'format' must be 3"),  # a file of the second judge (one regression for both languages)
+    ("zh.coef", [[0.0]], "'languages.zh.coef' must be finite numbers of shape"),
+    ("en.scale", "drop", "'languages.en.scale' is required"),
+    ("zh.mean", "nan", "'languages.zh.mean' must be finite"),
+    ("zh", "drop", "'languages.zh.mean' is required"),
+    ("languages", [], "'languages' must map each of en, zh"),
+    ("cost", "drop", "'cost' is required"),
 ])
 def test_a_broken_model_file_is_refused_naming_the_file_and_field(tmp_path, field, value, says):
     raw = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
-    if value == "drop":
-        del raw[field]
-    elif value == "nan":
-        raw[field] = [float("nan")] * len(raw[field])
+    if field[:3] in ("en.", "zh."):  # one language's weights
+        where, key = raw["languages"][field[:2]], field[3:]
     else:
-        raw[field] = value
+        where, key = (raw["languages"] if field in ("en", "zh") else raw), field
+    if value == "drop":
+        del where[key]
+    elif value == "nan":
+        where[key] = [float("nan")] * len(where[key])
+    else:
+        where[key] = value
     path = tmp_path / "judge.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(ConfigError, match=says) as err:
@@ -83,6 +90,23 @@ def test_the_decision_weighs_what_a_mistake_loses_not_only_what_is_likeliest():
     assert VERDICTS[int(np.argmax(p[0]))] == "duplicate"
     sure = np.array([[0.97, 0.01, 0.01, 0.01]])
     assert VERDICTS[int(model.decide(sure)[0])] == "duplicate"
+
+
+@pytest.mark.model
+def test_each_language_is_weighed_by_its_own_regression(judge):
+    """A pair the reader finds Chinese is weighed by the Chinese weights, any other by the English ones."""
+    from memory.write.features import pair_features
+    from memory.write.reading import read_statement
+
+    for existing, incoming, lang, other in [("The user lives in Hangzhou.", "I moved to Shanghai.", "en", "zh"),
+                                            ("用户住在杭州。", "我搬到上海了。", "zh", "en")]:
+        p = judge.probabilities(existing, incoming, 0.5, config=CONFIG)
+        vecs = judge.vectors(list(learned.pair_texts(existing, incoming)))
+        feats = pair_features(read_statement(existing), read_statement(incoming), float(vecs[0] @ vecs[1]), CONFIG)
+        row = learned.feature_row(feats, judge.model.features, vecs, existing, incoming, judge.model.hash_dim)[None]
+        own = judge.model.weights[lang].probabilities(row)[0]
+        assert np.allclose([p[v] for v in VERDICTS], own)
+        assert not np.allclose(own, judge.model.weights[other].probabilities(row)[0])
 
 
 @pytest.mark.model

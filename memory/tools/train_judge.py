@@ -6,6 +6,7 @@ The held-out sets (fixtures/independent/heldout_*, unseen_*, fresh_*, sealed_*, 
 
     python -m memory.tools.train_judge [--out FILE] [--cv] [--c 0.05]
 
+One regression per language: the pairs the reading finds Chinese, and the rest (memory.write.learned.LANGUAGES).
 ``--cv`` also reports, for each training-only set held out in turn, how a judge trained on the others decides it:
 the honest estimate the training data can give (the held-out sets give the real one). The same data gives the same
 weights: the shipped file is this script's output.
@@ -28,7 +29,9 @@ from memory.core.scenario import FIXTURES_DIR
 from memory.eval.pairs import PairItem, load_pairs
 from memory.write.adjudicate import VERDICTS
 from memory.write.features import pair_features
-from memory.write.learned import COST, FORMAT, HASH_DIM, MODEL_FILE, VECTOR_BLOCKS, feature_row, pair_texts
+from memory.write.learned import (
+    COST, FORMAT, HASH_DIM, LANGUAGES, MODEL_FILE, VECTOR_BLOCKS, feature_row, pair_language, pair_texts,
+)
 from memory.write.reading import read_statement
 
 TRAINING_DIR = FIXTURES_DIR / "training"
@@ -76,6 +79,12 @@ def fit(x: np.ndarray, y: np.ndarray, c: float):
     return mean, scale, model
 
 
+def languages(x: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """Each row's language, as the judge tells it at run time (memory.write.learned.pair_language)."""
+    col = names.index("chinese")
+    return np.array([pair_language({"chinese": v}) for v in x[:, col]])
+
+
 def main(argv: list[str] | None = None) -> int:
     from memory.embed.embedders import make_embedder
 
@@ -92,16 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     x, names = featurize(everything, embedder, config)
     y = np.array([VERDICTS.index(it.expected) for it in everything])
     group = np.array([name for name in sets for _ in items[name]])
+    lang = languages(x, names)
     if a.cv:
-        report_cv(x, y, group, a.c)
-    mean, scale, model = fit(x, y, a.c)
-    assert [VERDICTS[i] for i in model.classes_] == list(VERDICTS)
+        report_cv(x, y, group, lang, a.c)
+    weights = {}
+    for code in LANGUAGES:
+        mean, scale, model = fit(x[lang == code], y[lang == code], a.c)
+        assert [VERDICTS[i] for i in model.classes_] == list(VERDICTS)
+        weights[code] = {"pairs": int((lang == code).sum()), "mean": _round(mean), "scale": _round(scale),
+                         "coef": [_round(r) for r in model.coef_], "intercept": _round(model.intercept_)}
     out = {
         "format": FORMAT, "vectors": VECTORS, "features": names, "dim": int(embedder.dim), "hash_dim": HASH_DIM,
         "vector_blocks": list(VECTOR_BLOCKS), "c": a.c,
         "trained_on": {name: len(items[name]) for name in sets},
-        "mean": _round(mean), "scale": _round(scale), "coef": [_round(r) for r in model.coef_],
-        "intercept": _round(model.intercept_), "cost": [list(r) for r in COST],
+        "languages": weights, "cost": [list(r) for r in COST],
     }
     Path(a.out).write_text(json.dumps(out, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"{a.out}: trained on {len(everything)} pairs from {len(sets)} sets, {x.shape[1]} features")
@@ -112,7 +125,7 @@ def _round(values: np.ndarray) -> list[float]:
     return [float(f"{v:.6g}") for v in values]
 
 
-def report_cv(x: np.ndarray, y: np.ndarray, group: np.ndarray, c: float) -> None:
+def report_cv(x: np.ndarray, y: np.ndarray, group: np.ndarray, lang: np.ndarray, c: float) -> None:
     cost = np.array(COST)
     print("| held out | pairs | outcome accuracy | 4-verdict accuracy | silent losses | wrong retirements | dropped |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -120,7 +133,9 @@ def report_cv(x: np.ndarray, y: np.ndarray, group: np.ndarray, c: float) -> None
     for held in sorted(set(group)):
         if not held.startswith("training/"):
             continue
-        train, test = group != held, group == held
+        test = group == held
+        code = lang[test][0]  # a training-only set is in one language
+        train = (group != held) & (lang == code)
         mean, scale, model = fit(x[train], y[train], c)
         decisions.append(np.argmin(model.predict_proba((x[test] - mean) / scale) @ cost, axis=1))
         truths.append(y[test])

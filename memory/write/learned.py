@@ -10,7 +10,9 @@ How it decides one (stored, incoming) pair:
    the same verdict in every lab and entry point) and take their element-wise product and distance. Embed what
    changed too (:func:`memory.write.features.changed_spans`: "moved to 4" / "is at 3", "也" / "", "no longer"), so
    a change, an end or an addition weighs the same in words the training pairs never used.
-3. **Weigh**: a multinomial logistic regression over those numbers gives the probability of each verdict.
+3. **Weigh**: a multinomial logistic regression over those numbers gives the probability of each verdict; one set
+   of weights per language (English, Chinese: the reading says which), since the same question weighs differently in
+   each (a shared-character overlap is not a shared-word overlap).
 4. **Decide** by expected cost, not by the most probable verdict: taking an update or a new fact for a duplicate
    loses it, taking a valid fact for an update retires it, so those mistakes cost more than keeping a stale or a
    duplicate fact (:data:`COST`). The verdict with the least expected cost wins.
@@ -44,7 +46,9 @@ from memory.write.features import changed_spans, changed_wording, pair_features
 from memory.write.reading import read_statement
 
 MODEL_FILE = Path(__file__).with_name("judge_model.json")
-FORMAT = 2
+FORMAT = 3
+LANGUAGES = ("en", "zh")
+"""One set of weights per language; a pair is Chinese when the reading says so (the ``chinese`` feature)."""
 VECTOR_BLOCKS = ("prod", "absdiff", "added", "removed")
 """The vector features after the named ones: a*b and |a-b| of the two statements' unit vectors, then the unit
 vectors of what only the incoming and what only the stored statement says (memory.write.features.changed_spans)."""
@@ -64,6 +68,24 @@ times a stale or duplicated fact."""
 
 
 @dataclass(frozen=True)
+class Weights:
+    """One language's regression: standardisation, then one row of coefficients per verdict."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    """(4, n_features): one row per verdict, in VERDICTS order."""
+    intercept: np.ndarray
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """Each verdict's probability for feature rows ``x`` (n, n_features)."""
+        logits = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
 class JudgeModel:
     """The weights of a trained judge (``judge_model.json``)."""
 
@@ -75,20 +97,14 @@ class JudgeModel:
     """Vector dimension: ``len(VECTOR_BLOCKS) * dim`` vector numbers follow the named features."""
     hash_dim: int
     """Buckets of each changed-wording block (two blocks end the features)."""
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    """(4, n_features): one row per verdict, in VERDICTS order."""
-    intercept: np.ndarray
+    weights: dict[str, Weights]
+    """language (LANGUAGES) -> its regression."""
     cost: np.ndarray
     trained_on: dict[str, int]
 
-    def probabilities(self, x: np.ndarray) -> np.ndarray:
-        """Each verdict's probability for feature rows ``x`` (n, n_features)."""
-        logits = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+    def probabilities(self, x: np.ndarray, language: str) -> np.ndarray:
+        """Each verdict's probability for feature rows ``x`` (n, n_features) of pairs in ``language``."""
+        return self.weights[language].probabilities(x)
 
     def decide(self, p: np.ndarray) -> np.ndarray:
         """The least expected cost verdict's index for each row of probabilities."""
@@ -110,17 +126,19 @@ def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
         features = tuple(str(f) for f in raw["features"])
         dim, hash_dim = int(raw["dim"]), int(raw["hash_dim"])
         width = len(features) + len(VECTOR_BLOCKS) * dim + 2 * hash_dim
-        arrays = {}
-        for key, shape in (("mean", (width,)), ("scale", (width,)), ("coef", (len(VERDICTS), width)),
-                           ("intercept", (len(VERDICTS),)), ("cost", (len(VERDICTS), len(VERDICTS)))):
-            value = np.asarray(raw[key], dtype=np.float64)
-            if value.shape != shape or not np.all(np.isfinite(value)):
-                raise ConfigError(f"{path}: field {key!r} must be finite numbers of shape {shape}, got {value.shape}")
-            arrays[key] = value
-        if np.any(arrays["scale"] <= 0):
-            raise ConfigError(f"{path}: field 'scale' must be positive")
-        return JudgeModel(str(raw["vectors"]), features, dim, hash_dim, arrays["mean"], arrays["scale"], arrays["coef"],
-                          arrays["intercept"], arrays["cost"], {str(k): int(v) for k, v in raw["trained_on"].items()})
+        languages = raw["languages"]
+        if not isinstance(languages, dict):
+            raise ConfigError(f"{path}: field 'languages' must map each of {', '.join(LANGUAGES)} to its weights")
+        weights = {lang: Weights(**{key: _array(path, languages.get(lang), f"languages.{lang}.{key}", key, shape)
+                                    for key, shape in (("mean", (width,)), ("scale", (width,)),
+                                                       ("coef", (len(VERDICTS), width)), ("intercept", (len(VERDICTS),)))})
+                   for lang in LANGUAGES}
+        for lang, w in weights.items():
+            if np.any(w.scale <= 0):
+                raise ConfigError(f"{path}: field 'languages.{lang}.scale' must be positive")
+        cost = _array(path, raw, "cost", "cost", (len(VERDICTS), len(VERDICTS)))
+        return JudgeModel(str(raw["vectors"]), features, dim, hash_dim, weights, cost,
+                          {str(k): int(v) for k, v in raw["trained_on"].items()})
     except KeyError as exc:
         raise ConfigError(f"{path}: field {exc.args[0]!r} is required") from None
     except (TypeError, ValueError) as exc:
@@ -129,10 +147,28 @@ def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def _array(path: Path, raw: Any, field: str, key: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``raw[key]`` as finite float64 numbers of ``shape``; ConfigError naming the file and ``field`` otherwise."""
+    if not isinstance(raw, dict) or key not in raw:
+        raise ConfigError(f"{path}: field {field!r} is required")
+    try:
+        value = np.asarray(raw[key], dtype=np.float64)
+    except (TypeError, ValueError):
+        value = np.asarray(np.nan)
+    if value.shape != shape or not np.all(np.isfinite(value)):
+        raise ConfigError(f"{path}: field {field!r} must be finite numbers of shape {shape}, got {value.shape}")
+    return value
+
+
 def vector_features(a: np.ndarray, b: np.ndarray, added: np.ndarray, removed: np.ndarray) -> np.ndarray:
     """The vector part of a pair's features (VECTOR_BLOCKS): a*b and |a-b| of the statements' unit vectors, then the
     vectors of their changed spans."""
     return np.concatenate([a * b, np.abs(a - b), added, removed])
+
+
+def pair_language(features: dict[str, float]) -> str:
+    """The language whose weights decide a pair: Chinese when the reading found Chinese (memory.write.features)."""
+    return "zh" if features["chinese"] else "en"
 
 
 def hashed_counts(units: Sequence[str], dim: int) -> np.ndarray:
@@ -219,7 +255,7 @@ class LearnedJudge:
         own = float(vecs[0] @ vecs[1])
         feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg)
         row = feature_row(feats, self.model.features, vecs, existing, incoming, self.model.hash_dim)
-        return self.model.probabilities(row[None, :])[0], own
+        return self.model.probabilities(row[None, :], pair_language(feats))[0], own
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
