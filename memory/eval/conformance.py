@@ -61,15 +61,15 @@ class SetResult:
                 "data_lost": self.data_lost}
 
 
-SEALED = "waiting_"
-"""Set G (``waiting_*``): frozen on arrival for the next change of a judge, and measured only with ``sealed=True``
-(set E, ``fresh_*``, held that place until it measured the second learned judge, set F, ``sealed_*``, until it
-measured the third)."""
+SEALED = "reserve_"
+"""Set H (``reserve_*``): frozen on arrival for the next change of a judge, and measured only with ``sealed=True``
+(set E, ``fresh_*``, held that place until it measured the second learned judge, set F, ``sealed_*``, the third,
+set G, ``waiting_*``, the fourth)."""
 
 
 def conformance_sets(*, independent: bool = True, sealed: bool = False) -> dict[str, Path]:
     """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, fresh_*, heldout_*,
-    sealed_*, test_* and unseen_*, and (``sealed``) set G."""
+    sealed_*, test_*, unseen_* and waiting_*, and (``sealed``) set H."""
     sets = shipped_pair_files()
     if independent:
         sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))
