@@ -16,7 +16,10 @@ overhead (ms/fact), so the ratio on an idle machine can be estimated as
 encode_time / (encode_time + overhead_time) whatever the load was during the run.
 Writes bench/results/ingest_throughput.json and .md.
 
-Run: python -m bench.ingest_throughput [--n 10000] [--quick] [--slice 2500] [--overhead-only]
+``--judge learned`` (or ``bands``) runs the same with another write-path judge (memory.write.judges) and writes
+bench/results/ingest_throughput_learned.json and .md; the rules are the default.
+
+Run: python -m bench.ingest_throughput [--n 10000] [--quick] [--slice 2500] [--overhead-only] [--judge NAME]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from tqdm import tqdm
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation, make_embedder
 from memory.write.extract import extract_facts
 from memory.write.ingest import Ingestor
+from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
 
 from .common import SyntheticEmbedder, peak_rss_mb, write_results
 
@@ -95,10 +99,11 @@ def ingest_seconds(ingestor: Ingestor, messages: list[Message], out: list) -> fl
     return time.perf_counter() - start
 
 
-def _bare_ingestor(n: int, batch_size: int) -> Ingestor:
-    """The write path with a zero-cost embedder, into a fresh in-memory store: its own overhead."""
+def _bare_ingestor(n: int, batch_size: int, judge: str = DEFAULT_JUDGE) -> Ingestor:
+    """The write path with a zero-cost embedder, into a fresh in-memory store: its own overhead (a judge with a model
+    of its own, the learned one, still runs it)."""
     return Ingestor(MemoryManager(MemoryConfig(), embedder=SyntheticEmbedder(), location=StoreLocation(),
-                                  workspace=f"bench-ingest-bare-{n}"), batch_size=batch_size)
+                                  workspace=f"bench-ingest-bare-{n}"), batch_size=batch_size, judge=make_judge(judge))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--overhead-only", action="store_true",
                    help="only the zero-cost-embedder pass: print the write path's own ms/fact (no model, no files)")
+    p.add_argument("--judge", choices=JUDGE_NAMES, default=DEFAULT_JUDGE,
+                   help=f"the write path's judge (default {DEFAULT_JUDGE}); another one writes ingest_throughput_NAME")
     a = p.parse_args(argv)
     n = 1000 if a.quick else a.n
     if n < 1 or a.slice < 1:
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.overhead_only:
         slices = [turns(n, a.seed)[i : i + a.slice] for i in range(0, n, a.slice)]
         entries: list = []
-        seconds = sum(ingest_seconds(_bare_ingestor(n, a.slice), part, entries) for part in slices)
+        seconds = sum(ingest_seconds(_bare_ingestor(n, a.slice, a.judge), part, entries) for part in slices)
         print(f"write-path overhead: {seconds / len(entries) * 1000:.2f} ms/fact over {len(entries):,} facts "
               f"(slices of {a.slice:,}); decisions {dict(sorted(Counter(e.decision.decision for e in entries).items()))}")
         return 0
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     encode_seconds(model, texts[:256], batch)  # warm-up
 
     mm = MemoryManager(MemoryConfig(), embedder=embedder, location=StoreLocation(), workspace=f"bench-ingest-{n}")
-    ingestor = Ingestor(mm, batch_size=a.slice)
+    ingestor = Ingestor(mm, batch_size=a.slice, judge=make_judge(a.judge))
     entries: list = []
     encode_s = ingest_s = 0.0
     for k, (part, part_texts) in enumerate(zip(tqdm(slices, desc="slices", file=sys.stderr), slice_texts)):
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             encode_s += encode_seconds(model, part_texts, batch)
             ingest_s += ingest_seconds(ingestor, part, entries)
 
-    bare = _bare_ingestor(n, a.slice)
+    bare = _bare_ingestor(n, a.slice, a.judge)
     overhead_entries: list = []
     overhead_s = sum(ingest_seconds(bare, part, overhead_entries) for part in slices)
 
@@ -152,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds = Counter(e.decision.decision for e in entries)
     plain = Counter(e.decision.plain_rule for e in entries)
     data = {
-        "turns": n, "facts": facts, "texts_encoded": len(texts), "users": len({(m.tenant_id, m.user_id) for m in messages}),
+        "judge": a.judge, "turns": n, "facts": facts, "texts_encoded": len(texts), "users": len({(m.tenant_id, m.user_id) for m in messages}),
         "slice": a.slice, "encode_batch_size": batch, "encode_seconds": encode_s, "ingest_seconds": ingest_s,
         "encode_facts_per_s": encode_fps, "ingest_facts_per_s": ingest_fps, "ratio": ratio, "target_ratio": 0.7,
         "meets_target": ratio >= 0.7, "overhead_seconds": overhead_s, "overhead_ms_per_fact": overhead_s / facts * 1000,
@@ -168,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{encode_s / len(texts) * 1000:.2f} ms/fact | {idle_estimate:.2f} | "
         f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))} |",
     ])
-    path = write_results("ingest_throughput", data, table)
+    path = write_results("ingest_throughput" + ("" if a.judge == DEFAULT_JUDGE else f"_{a.judge}"), data, table)
     print(table)
     print(f"\nencode {encode_s:.1f} s, ingest {ingest_s:.1f} s: ratio {ratio:.2f} (target 0.70: "
           f"{'met' if ratio >= 0.7 else 'NOT met'}); write-path overhead {overhead_s:.1f} s; "
