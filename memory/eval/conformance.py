@@ -69,7 +69,7 @@ set G, ``waiting_*``, the fourth)."""
 
 def conformance_sets(*, independent: bool = True, sealed: bool = False) -> dict[str, Path]:
     """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, fresh_*, heldout_*,
-    sealed_*, test_*, unseen_* and waiting_*, and (``sealed``) set H."""
+    sealed_*, test_*, twins_*, unseen_* and waiting_*, and (``sealed``) set H."""
     sets = shipped_pair_files()
     if independent:
         sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))
