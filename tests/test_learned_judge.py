@@ -33,7 +33,7 @@ def test_the_shipped_weights_were_trained_on_the_training_sets_and_never_on_a_he
     sets = training_sets()
     assert not any(name.split("/")[-1].startswith(HELD_OUT) for name in sets)
     assert raw["trained_on"] == {name: len([p for p in load_pairs(path) if p.expected]) for name, path in sets.items()}
-    assert sum(1 for name in raw["trained_on"] if name.startswith("training/")) == 40
+    assert sum(1 for name in raw["trained_on"] if name.startswith("training/")) == 48
 
 
 def test_no_training_pair_is_a_pair_of_an_independent_set():
@@ -41,7 +41,7 @@ def test_no_training_pair_is_a_pair_of_an_independent_set():
                 for p in load_pairs(path)}
     training = [(p.id, p.existing.strip(), p.incoming.strip()) for path in sorted(TRAINING_DIR.glob("*.json"))
                 for p in load_pairs(path)]
-    assert len(training) == 7903
+    assert len(training) == 9474
     assert [i for i, e, n in training if (e, n) in measured] == []
     assert len({(e, n) for _, e, n in training}) == len(training)
 
