@@ -3,8 +3,8 @@ one's cost per decision.
 
 Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
 ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C), unseen_*
-(set D), fresh_* (set E), sealed_* (set F), waiting_* (set G) and twins_* (set I) are only measured; reserve_* (set H) waits for the
-judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
+(set D), fresh_* (set E), sealed_* (set F), waiting_* (set G), reserve_* (set H) and twins_* (set I) are only measured;
+spare_* (set J) waits for the judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
 --chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
@@ -41,8 +41,8 @@ def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> floa
 
 
 HELD_OUT = ("independent/heldout", "independent/unseen", "independent/fresh", "independent/sealed", "independent/waiting",
-            "independent/twins", "independent/reserve")
-"""The sets no judge was trained or tuned on (set H, ``reserve_*``, is among the sets only with ``--sealed``)."""
+            "independent/twins", "independent/reserve", "independent/spare")
+"""The sets no judge was trained or tuned on (set J, ``spare_*``, is among the sets only with ``--sealed``)."""
 
 
 def summary(results: list[SetResult]) -> dict[str, Any]:
@@ -57,9 +57,9 @@ def summary(results: list[SetResult]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the held-out sets only (heldout_*, unseen_*, fresh_*, "
-                   "sealed_*, waiting_*, twins_*; reserve_* too with --sealed)")
+                   "sealed_*, waiting_*, twins_*, reserve_*; spare_* too with --sealed)")
     p.add_argument("--embedder", default="minilm", help="the model whose cosine the rules see (default minilm)")
-    p.add_argument("--sealed", action="store_true", help="also set H (reserve_*): only for measuring a judge's next "
+    p.add_argument("--sealed", action="store_true", help="also set J (spare_*): only for measuring a judge's next "
                    "change, once (fixtures/independent/README.md)")
     p.add_argument("--chat", action="store_true", help="also the chat-model judge (MEMORY_JUDGE_URL, _MODEL, _API_KEY)")
     a = p.parse_args(argv)
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                                "sets": [r.to_dict() for r in results]}
         s = summary(results)
         parts += [f"{title}: {ms:.2f} ms per decision; held-out sets (heldout_*, unseen_*, fresh_*, sealed_*, "
-                  f"waiting_*, twins_*{', reserve_*' if a.sealed else ''}, {s['held_out_pairs']} pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
+                  f"waiting_*, twins_*, reserve_*{', spare_*' if a.sealed else ''}, {s['held_out_pairs']} pairs): outcome {s['held_out_outcome']}, 4-verdict {s['held_out_4_verdict']}, "
                   f"data-losing mistakes {s['held_out_data_lost']}", "", format_conformance(results), ""]
     table = "\n".join([f"Cosine for the rules and the plain rule from {embedder.name}.", ""] + parts).rstrip()
     write_results("judge_independent" + ("_quick" if a.quick else ""), data, table)
