@@ -11,8 +11,8 @@ alternates per slice, so a change in machine load hits both alike):
             adjudication, writes and the decision log.
 
 ratio = ingest facts/s / encode facts/s (target >= 0.7 at 10,000 facts). A third, separate pass
-ingests the same turns with a zero-cost embedder into a fresh store: that is the write path's own
-overhead (ms/fact), so the ratio on an idle machine can be estimated as
+ingests the same turns with a zero-cost embedder into a fresh store, the text memos emptied first: that is the
+write path's own overhead (ms/fact), so the ratio on an idle machine can be estimated as
 encode_time / (encode_time + overhead_time) whatever the load was during the run.
 Writes bench/results/ingest_throughput.json and .md.
 
@@ -34,6 +34,7 @@ from collections import Counter
 from tqdm import tqdm
 
 from memory import MemoryConfig, MemoryManager, Message, StoreLocation, make_embedder
+from memory.core.textcaches import clear_text_caches
 from memory.write.extract import extract_facts
 from memory.write.ingest import Ingestor
 from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
@@ -148,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             encode_s += encode_seconds(model, part_texts, batch)
             ingest_s += ingest_seconds(ingestor, part, entries)
 
+    clear_text_caches()  # the same turns again: without this the bare pass would read them from the first pass's
+    # memos (the reader's, and the learned judge's e5 vectors) and understate the write path's own cost
     bare = _bare_ingestor(n, a.slice, a.judge)
     overhead_entries: list = []
     overhead_s = sum(ingest_seconds(bare, part, overhead_entries) for part in slices)
