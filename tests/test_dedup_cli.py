@@ -106,3 +106,20 @@ def test_evaluate_in_process_matches_the_shipped_labels(minilm):
     assert (by_id["p12"].plain_rule, by_id["p12"].decision) == ("duplicate", "update")
     assert (by_id["p13"].plain_rule, by_id["p13"].decision) == ("new", "update")
     assert (by_id["p23"].plain_rule, by_id["p23"].decision) == ("update", "coexist")
+
+
+@pytest.mark.model
+def test_cli_judges_e5_pairs_with_the_bands_on_e5s_scale():
+    """MemoryConfig's dedup bands are on MiniLM's scale; ``dedup --embedder e5`` carries them to e5's scale for the
+    pairs' language, as the write path does (it judged e5's cosines with MiniLM's bands: 203 of 240 plain-rule
+    decisions changed)."""
+    from memory import MemoryConfig
+    from memory.eval.calibration import config_for
+
+    path = shipped_pair_files()["dedup_pairs_zh"]
+    run = _cli("--pairs", str(path), "--embedder", "e5", "--json")
+    assert run.returncode == 0, run.stderr
+    bands = json.loads(run.stdout)["config"]
+    expected = config_for("e5", language="zh")
+    assert bands == {"duplicate_band": expected.duplicate_band, "conflict_band": expected.conflict_band}
+    assert bands != {"duplicate_band": MemoryConfig().duplicate_band, "conflict_band": MemoryConfig().conflict_band}

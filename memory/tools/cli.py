@@ -451,9 +451,15 @@ def _dedup(args: argparse.Namespace) -> int:
     from memory.eval.pairs import evaluate_pairs, load_pairs
     from memory.embed.embedders import make_embedder
 
+    from memory.eval.calibration import config_for
+    from memory.write.lexicon import is_chinese
+
     pairs = load_pairs(args.pairs)
     _loading_note(args.embedder)
-    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs,
+    # the bands on this model's scale for this language, as the write path carries them (MemoryConfig's are MiniLM's)
+    chinese = sum(is_chinese(p.existing + p.incoming) for p in pairs)
+    config = config_for(args.embedder, language="zh" if 2 * chinese > len(pairs) else "en")
+    report = evaluate_pairs(pairs, embedder=make_embedder(args.embedder), source=args.pairs, config=config,
                             judge=make_judge(args.judge))
     emit(report.to_dict(), as_json=args.json, text=lambda _: _dedup_text(report))
     return 0
