@@ -55,7 +55,8 @@ def test_the_rules_are_the_default_judge(minilm):
 def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
     names = sorted(p.name for p in INDEPENDENT_DIR.glob("*.json"))
     assert names == ["dev_en.json", "dev_zh.json", "fresh_en.json", "fresh_zh.json", "heldout_en.json",
-                     "heldout_zh.json", "reserve_en.json", "reserve_zh.json", "sealed_en.json", "sealed_zh.json",
+                     "heldout_zh.json", "probe_en.json", "probe_zh.json", "reserve_en.json", "reserve_zh.json",
+                     "sealed_en.json", "sealed_zh.json",
                      "spare_en.json", "spare_zh.json",
                      "test_en.json", "test_zh.json", "twins_en.json", "twins_zh.json", "unseen_en.json",
                      "unseen_zh.json", "waiting_en.json", "waiting_zh.json"]
@@ -63,7 +64,8 @@ def test_the_independent_sets_are_balanced_and_apart_from_the_project_sets():
              "test_en.json": 120, "test_zh.json": 120, "unseen_en.json": 118, "unseen_zh.json": 120,
              "fresh_en.json": 117, "fresh_zh.json": 115, "sealed_en.json": 108, "sealed_zh.json": 115,
              "waiting_en.json": 118, "waiting_zh.json": 106, "reserve_en.json": 112, "reserve_zh.json": 106,
-             "twins_en.json": 103, "twins_zh.json": 104, "spare_en.json": 109, "spare_zh.json": 110}  # each later set lost the pairs it shared with an earlier one
+             "twins_en.json": 103, "twins_zh.json": 104, "spare_en.json": 109, "spare_zh.json": 110,
+             "probe_en.json": 118, "probe_zh.json": 120}  # each later set lost the pairs it shared with an earlier one
     shipped = {(p["existing"], p["incoming"]) for path in SHIPPED.values()
                for p in json.loads(path.read_text(encoding="utf-8"))}
     seen: set[tuple[str, str]] = set()
@@ -85,5 +87,8 @@ def test_set_j_is_measured_only_when_asked_for():
     assert not [name for name in conformance_sets() if "spare_" in name]
     assert sorted(name for name in conformance_sets(sealed=True) if "spare_" in name) == [
         "independent/spare_en", "independent/spare_zh"]
+    assert not [name for name in conformance_sets() if "probe_" in name]  # set K likewise
+    assert sorted(name for name in conformance_sets(sealed=True) if "probe_" in name) == [
+        "independent/probe_en", "independent/probe_zh"]
     assert {f"independent/{s}_{lang}" for s in ("sealed", "waiting", "reserve") for lang in ("en", "zh")} <= set(
         conformance_sets())

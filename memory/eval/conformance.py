@@ -61,16 +61,17 @@ class SetResult:
                 "data_lost": self.data_lost}
 
 
-SEALED = "spare_"
-"""Set J (``spare_*``): frozen on arrival for the next change of a judge, and measured only with ``sealed=True``
-(set E, ``fresh_*``, held that place until it measured the second learned judge, set F, ``sealed_*``, the third,
-set G, ``waiting_*``, the fourth, set H, ``reserve_*``, the fifth)."""
+SEALED = ("spare_", "probe_")
+"""Sets J (``spare_*``) and K (``probe_*``, written for the learned judge's blind spots: a name or place changed,
+confirmations, one value in another unit): frozen on arrival for the next change of a judge, and measured only with
+``sealed=True`` (set E, ``fresh_*``, held that place until it measured the second learned judge, set F,
+``sealed_*``, the third, set G, ``waiting_*``, the fourth, set H, ``reserve_*``, the fifth)."""
 
 
 def conformance_sets(*, independent: bool = True, sealed: bool = False) -> dict[str, Path]:
     """name -> path of the labelled pair sets: the shipped ones, then (``independent``) dev_*, fresh_*, heldout_*,
     reserve_*, sealed_*, test_*, twins_*, unseen_* and waiting_*, and (``sealed``)
-    set J."""
+    sets J and K."""
     sets = shipped_pair_files()
     if independent:
         sets |= {f"independent/{p.stem}": p for p in sorted(INDEPENDENT_DIR.glob("*.json"))

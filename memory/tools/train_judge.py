@@ -3,7 +3,7 @@
 Trains on the training-only pair sets (fixtures/training/, written for training by helpers who saw only the verdict
 definitions) and the sets the rules were tuned on (fixtures/dedup_pairs_*, fixtures/independent/dev_* and test_*).
 The held-out sets (fixtures/independent/heldout_*, unseen_*, fresh_*, sealed_*, waiting_*, reserve_*,
-twins_*, spare_*) are refused: they measure the judge, never train it.
+twins_*, spare_*, probe_*) are refused: they measure the judge, never train it.
 
     python -m memory.tools.train_judge [--out FILE] [--cv] [--c 0.05]
 
@@ -36,7 +36,7 @@ from memory.write.learned import (
 from memory.write.reading import read_statement
 
 TRAINING_DIR = FIXTURES_DIR / "training"
-HELD_OUT = ("heldout_", "unseen_", "fresh_", "sealed_", "waiting_", "reserve_", "twins_", "spare_")
+HELD_OUT = ("heldout_", "unseen_", "fresh_", "sealed_", "waiting_", "reserve_", "twins_", "spare_", "probe_")
 """Pair files no judge is trained on (fixtures/independent/README.md)."""
 C_DEFAULT = 0.05
 """Inverse L2 strength of the logistic regression (chosen by --cv on the training-only sets: 0.03 to 1 within a
