@@ -4,7 +4,7 @@ one's cost per decision.
 Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
 ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C), unseen_*
 (set D), fresh_* (set E), sealed_* (set F), waiting_* (set G), reserve_* (set H) and twins_* (set I) are only measured;
-spare_* (set J) waits for the judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
+spare_* (set J) and probe_* (set K) wait for the judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with
 --chat when MEMORY_JUDGE_URL names an endpoint. Results: bench/results/judge_independent.json and .md.
 
@@ -41,8 +41,9 @@ def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> floa
 
 
 HELD_OUT = ("independent/heldout", "independent/unseen", "independent/fresh", "independent/sealed", "independent/waiting",
-            "independent/twins", "independent/reserve", "independent/spare")
-"""The sets no judge was trained or tuned on (set J, ``spare_*``, is among the sets only with ``--sealed``)."""
+            "independent/twins", "independent/reserve", "independent/spare", "independent/probe")
+"""The sets no judge was trained or tuned on (sets J, ``spare_*``, and K, ``probe_*``, are among the sets only with
+``--sealed``)."""
 
 
 def summary(results: list[SetResult]) -> dict[str, Any]:

@@ -3,19 +3,27 @@ and the two snippets that give an agent the same governed memory (an MCP client'
 
 The file is :mod:`memory.eval.operating_point`'s (what ``python -m memory study --export-point`` writes); the agent
 adapters are ``memory.adapters`` (optional extras: ``pip install -r requirements-adapters.txt``).
+
+An uploaded settings file is a participant's data, parsed in the lab's own process: the uploader takes at most 1 MB
+(Streamlit's smallest per-widget cap, enforced by the browser), :func:`apply_upload` refuses more than 64 KB before
+it reads the bytes, and the parse holds the text to the settings limits (memory.core.datafile_limits) first, so no
+file holds the server's CPU. A refusal is shown as the one line the library wrote, escaped (lab.safe.plain): a link
+or an image in a file's value or name is shown as text, and the message names the file only as it was uploaded.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import PurePath
 
 import streamlit as st
 
 from memory import DataFileError, MemoryLabError
-from memory.eval import OperatingPoint, parse_operating_point, scale_name
+from memory.eval import OperatingPoint, check_settings_size, parse_operating_point, scale_name
 
 from . import state
 from .i18n import t
+from .safe import plain
 from .state import Settings
 
 FILE_NAME = "operating-point.json"
@@ -23,6 +31,9 @@ FILE_NAME = "operating-point.json"
 APPLIED_KEY = "agents.applied"
 """The message of the last settings file applied (or its error), shown once."""
 UPLOAD_KEY = "agents.upload"
+UPLOAD_MB = 1
+"""The uploader's own cap, in megabytes (Streamlit's smallest; the browser refuses a larger file). The file itself is
+held to memory.eval.operating_point.MAX_SETTINGS_BYTES (64 KB) by apply_upload, whatever a client sends."""
 
 
 def point_of(current: Settings) -> OperatingPoint:
@@ -60,11 +71,12 @@ def apply_upload() -> None:
     upload = st.session_state.get(UPLOAD_KEY)
     if upload is None:
         return
+    name = str(upload.name)
     try:
-        point = parse_operating_point(upload.getvalue(), source=upload.name,
-                                      toml=upload.name.lower().endswith(".toml"))
+        check_settings_size(int(upload.size), PurePath(name).name or name)  # over 64 KB: refused before the bytes are read
+        point = parse_operating_point(upload.getvalue(), source=name, toml=name.lower().endswith(".toml"))
     except (DataFileError, MemoryLabError) as exc:
-        st.session_state[APPLIED_KEY] = ("error", str(exc))
+        st.session_state[APPLIED_KEY] = ("error", plain(str(exc)))  # outside words: shown as text, never Markdown
         return
     if point.embedder not in state.embedder_choices():
         st.session_state[APPLIED_KEY] = ("error", t("agents.unknown_model", model=point.embedder))
@@ -92,7 +104,8 @@ def render(current: Settings) -> None:
         st.download_button(t("agents.download"), point.dumps("json").encode("utf-8"), file_name=FILE_NAME,
                            mime="application/json", key="agents.download", on_click="ignore",
                            icon=":material/download:")
-        st.file_uploader(t("agents.apply"), type=["json", "toml"], key=UPLOAD_KEY, on_change=apply_upload)
+        st.file_uploader(t("agents.apply"), type=["json", "toml"], key=UPLOAD_KEY, on_change=apply_upload,
+                         max_upload_size=UPLOAD_MB)
         applied = st.session_state.pop(APPLIED_KEY, None)
         if applied:
             (st.success if applied[0] == "ok" else st.error)(applied[1])

@@ -52,14 +52,15 @@ class RememberingEmbedder:
 
     Every lab of a room starts from the same scenario, the Dedup page embeds the same pairs and participants ask
     the lesson's queries: the model runs once per text per process, not once per participant. The memo holds
-    participants' texts, so an erasure takes them out (:func:`forget_texts`). A text is embedded alone or in a
+    participants' texts, so an erasure takes them out (the memo is in the library's registry of text caches, which
+    ``erase_user`` walks; :func:`forget_texts` for texts the store no longer holds). A text is embedded alone or in a
     batch by the wrapped embedder; its vector is the same up to float rounding either way."""
 
     def __init__(self, inner: Embedder, maxsize: int = MEMO_TEXTS) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
-        self.memo: TextMemo[np.ndarray] = TextMemo(maxsize)
+        self.memo: TextMemo[np.ndarray] = TextMemo(maxsize, name=f"lab embedder vectors ({inner.name})")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows = [self.memo.get(text) for text in texts]
@@ -67,7 +68,7 @@ class RememberingEmbedder:
         if not missing:
             return np.stack(rows) if rows else self.inner.embed([])  # type: ignore[arg-type]
         fresh = dict(zip(missing, np.array(self.inner.embed(missing), dtype=np.float32)))
-        self.memo.put(fresh.items())
+        self.memo.update(fresh.items())
         return np.stack([fresh[text] if row is None else row for text, row in zip(texts, rows)])
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped embedder offers

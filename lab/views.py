@@ -22,17 +22,18 @@ KEPT = "governed"
 
 class TokenCounts(TextMemo[int]):
     """memory.core.tokens.count_tokens memoised by text, process-wide, bounded (the oldest text leaves first), and
-    able to :meth:`forget` texts: an erasure must not leave a user's texts in the lab's memory."""
+    able to :meth:`forget` texts: an erasure must not leave a user's texts in the lab's memory (it is in the
+    library's registry of text caches, which ``erase_user`` walks)."""
 
     def __call__(self, text: str) -> int:
         n = self.get(text)
         if n is None:
             n = count_tokens(text)
-            self.put([(text, n)])
+            self.put(text, n)
         return n
 
 
-cached_count_tokens = TokenCounts(maxsize=200_000)
+cached_count_tokens = TokenCounts(maxsize=200_000, name="lab token counts")
 """The lab's token counter: a slider rerun re-counts every candidate's tokens, and the texts do not change
 (about a quarter of govern's time at 10,000 candidates without the memo)."""
 

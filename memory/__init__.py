@@ -14,7 +14,8 @@ import only downward, which ``tests/test_architecture.py`` checks.
 
 from memory.core.config import MemoryConfig
 from memory.core.errors import (
-    BusyError, ConfigError, DataFileError, DiskFullError, EmbedderError, ErasedError, IdentifierError, InputError,
+    BusyError, ConfigError, DataFileError, DiskFullError, EmbedderError, ErasedError, ErasurePendingError,
+    IdentifierError, InputError,
     MemoryLabError, TooManyMessagesError, WriteError,
 )
 from memory.core.exports import csv_bytes, formula_safe, write_csv
@@ -26,6 +27,7 @@ from memory.core.scenario import (
 from memory.core.schema import (
     Context, Dropped, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, iso, parse_time, validate_text,
 )
+from memory.core.textcaches import TextMemo, registered_caches
 from memory.core.tokens import count_tokens
 from memory.embed.embedders import (
     EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, SentenceTransformerEmbedder, dedupe,
@@ -48,7 +50,7 @@ from memory.write.learned import LearnedJudge
 
 __all__ = [
     "BusyError", "Candidates", "ChatJudge", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "DiskFullError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH",
-    "Embedder", "EmbedderError", "EraseReport", "ErasedError", "Hit", "IdentifierError", "Ingestor", "InputError",
+    "Embedder", "EmbedderError", "EraseReport", "ErasedError", "ErasurePendingError", "Hit", "IdentifierError", "Ingestor", "InputError",
     "Judge", "LOCAL_PREFIX", "Language", "LexicalEmbedder", "LogEntry", "MAX_FILE_MB_ENV", "MemoryConfig",
     "MemoryLabError", "MemoryManager", "MemoryRecord", "MemoryStore", "Message", "PathCheck", "Reason",
     "RecallResult", "Scenario", "ScenarioQuery", "SentenceTransformerEmbedder", "StoreLocation",
@@ -56,5 +58,5 @@ __all__ = [
     "DEFAULT_JUDGE", "JUDGE_NAMES", "LearnedJudge", "judge_reason", "make_judge", "length_batches", "lexical_tokens", "load_scenario", "make_embedder", "max_file_bytes", "parse_scenario",
     "parse_time", "read_regular_file", "release_client", "render_reason", "replay", "return_freed_memory",
     "scan_for_bytes", "shipped_scenarios", "validate_text", "version_chain",
-    "csv_bytes", "formula_safe", "write_csv",
+    "csv_bytes", "formula_safe", "write_csv", "TextMemo", "registered_caches",
 ]

@@ -79,7 +79,8 @@ print(json.dumps(sorted({h.record.user_id for h in res.blind + res.governed})))
 
 @pytest.mark.server
 def test_two_processes_on_one_server(chroma_server, tmp_path):
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER_SCRIPT, str(chroma_server), str(w), str(tmp_path / f"text{w}")],
+    # one text folder for both: a server binds a workspace to one folder and refuses another (memory/store/binding.py)
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER_SCRIPT, str(chroma_server), str(w), str(tmp_path / "text")],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": ROOT}) for w in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
@@ -91,7 +92,7 @@ def test_two_processes_on_one_server(chroma_server, tmp_path):
     client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
     from memory.store.textstore import TextStore
 
-    ours = [name for path in sorted(tmp_path.glob("text*/text/*.sqlite3"))
-            for _, _, name in TextStore(path).collections()]  # each process registered its owners' collections
+    ours = [name for path in sorted(tmp_path.glob("text/text/*.sqlite3"))
+            for _, _, name in TextStore(path).collections()]  # each process registered its owner's collection
     ids = [i for name in ours for i in client.get_collection(name).get(include=[])["ids"]]
     assert len(ids) == len(set(ids)) == 40  # no id twice

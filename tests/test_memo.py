@@ -1,10 +1,15 @@
-"""The lab's process-wide memos (lab.memo.TextMemo): token counts and vectors by text, bounded, forgettable."""
+"""The process-wide memos by text (memory.TextMemo, which lab.memo names for the lab): token counts and vectors by
+text, bounded, forgettable, and in the registry of caches that hold user text (memory/core/textcaches.py)."""
 
 from __future__ import annotations
+
+import gc
 
 import numpy as np
 
 from memory import LexicalEmbedder
+
+from memory.core import textcaches
 
 from lab.memo import TextMemo
 from lab.models import RememberingEmbedder
@@ -25,11 +30,46 @@ class Counting:
 
 def test_a_memo_is_bounded_oldest_first_and_forgets_every_text_containing_a_fragment():
     memo: TextMemo[int] = TextMemo(maxsize=3)
-    memo.put([("a cat", 1), ("a dog", 2), ("the cat sat", 3)])
-    memo.put([("a bird", 4)])
+    memo.update([("a cat", 1), ("a dog", 2), ("the cat sat", 3)])
+    memo.put("a bird", 4)
     assert list(memo) == ["a dog", "the cat sat", "a bird"]
     assert memo.forget(["cat", ""]) == 1
     assert list(memo) == ["a dog", "a bird"] and memo.get("the cat sat") is None
+
+
+def test_the_lab_memo_is_the_librarys_one_memo():
+    assert TextMemo is textcaches.TextMemo
+
+
+def test_a_memo_keyed_by_tuples_forgets_by_their_texts_and_reads_least_recent_first_with_lru():
+    rome, bob, carol = ("gpt-x", "alice lives in Rome", "alice moved"), ("gpt-x", "bob", "bob too"), ("gpt-x", "c", "c")
+    memo: TextMemo[str] = TextMemo(maxsize=2, lru=True, texts_of=lambda key: key[1:])
+    memo.update([(rome, "update"), (bob, "new")])
+    assert memo.get(rome) == "update"  # read: now the most recent, so bob's is the oldest
+    memo.put(carol, "new")
+    assert list(memo) == [rome, carol]
+    assert memo.holding(textcaches.Texts(["gpt-x"])) == 0, "the model name is not a text of the key"
+    assert memo.forget(["lives in Rome"]) == 1 and list(memo) == [carol]
+
+
+def test_pieces_and_a_memo_that_cannot_tell():
+    queries: TextMemo[int] = TextMemo(maxsize=10, pieces=True)
+    queries.update([("locker code", 1), ("what is the weather", 2), ("", 3)])
+    assert queries.forget(["My locker code is 4711."]) == 1  # a piece of the erased text
+    assert list(queries) == ["what is the weather", ""]
+    derived: TextMemo[int] = TextMemo(maxsize=10, tells=False)
+    derived.update([("the … moved to 4", 1), ("unrelated", 2)])
+    assert derived.holding(textcaches.Texts(["anything"])) == 2 and derived.forget(["anything"]) == 2
+    assert len(derived) == 0
+    assert TextMemo(maxsize=0).update([("a", 1)]) is None  # a memo of size 0 keeps nothing
+
+
+def test_a_memo_is_registered_while_it_lives():
+    memo: TextMemo[int] = TextMemo(maxsize=4, name="short-lived")
+    assert any(cache is memo for cache in textcaches.registered_caches())
+    del memo
+    gc.collect()
+    assert "short-lived" not in {cache.name for cache in textcaches.registered_caches()}
 
 
 def test_remembered_vectors_equal_the_embedders_and_each_text_is_embedded_once():

@@ -68,3 +68,16 @@ def test_disk_full_check_catches_a_write_that_does_not_keep_the_reserve(lexical,
     monkeypatch.setattr("memory.runtime.manager.check_space", lambda *_args, **_kwargs: None)
     check = check_disk_full(lexical, 1, tmp_path / "d")
     assert check.figures["refused"] == 2 and check.figures["records_stored"] == 1 and check.failures > 0
+
+
+def test_erase_kills_check_catches_an_opening_that_does_not_finish_erasures(lexical, tmp_path, monkeypatch):
+    """The bug injected: opening the store no longer finishes an interrupted erasure (recover rolls plans forward
+    only), so a kill before the text store's deletes, or a full disk there, leaves the user's texts."""
+    from memory.runtime.manager import MemoryManager
+    from memory.tools.reliability_erase import check_erase_kills
+
+    monkeypatch.setattr(MemoryManager, "complete_erasures", lambda self: [])
+    check = check_erase_kills(lexical, 1, tmp_path / "d", hooks=("before_text_delete",), random_kills=0,
+                              full_disk=("sqlite_full",))
+    assert check.figures["kills"] == 1 and check.figures["full_disk_refusals"] == 1
+    assert check.figures["records_left"] > 0 and check.figures["refused_after_opening"] == 2 and check.failures > 0

@@ -13,14 +13,16 @@ def test_an_erasure_empties_the_memos_that_hold_texts(tmp_path):
     canary = "My locker code is CANARY-7731 and I moved to Hangzhou."
     Ingestor(mm).ingest(Message(tenant_id="acme", user_id="alice", id="m1", content=canary))
     Ingestor(mm).ingest(Message(tenant_id="acme", user_id="alice", id="m2", content="I moved to Suzhou."))
-    held = textcaches.cached_texts()
+    lru = [c for c in textcaches.registered_caches() if not c.tells]  # the memos that cannot tell whose a text is
+    held = sum(len(c) for c in lru)
     assert held > 0, "the write path memoised something of alice's texts"
     assert any("CANARY-7731" in r.content for r in mm.records(tenant_id="acme", user_id="alice"))
     report = mm.erase_user(tenant_id="acme", user_id="alice")
-    assert textcaches.cached_texts() == 0
+    assert sum(len(c) for c in lru) == 0, "emptied whole"
+    assert textcaches.holding_texts(["CANARY-7731", "Suzhou"]) == []  # and none that can tell holds alice's texts
     assert report.removed["text_memos"] >= held
     read_statement("I live in Hangzhou.")  # the memos work again afterwards
-    assert textcaches.cached_texts() > 0
+    assert sum(len(c) for c in lru) > 0
     mm.close()
 
 
@@ -29,7 +31,7 @@ def test_every_text_memo_of_the_write_path_is_registered():
     from memory.runtime.manager import memory_id_for
     from memory.write import adjudicate, lexicon, reading
 
-    registered = {id(memo) for memo in textcaches._MEMOS}
+    registered = {id(cache.memo) for cache in textcaches.registered_caches() if isinstance(cache, textcaches._LruCache)}
     for memo in (memory_id_for, reading._read, adjudicate._measures, lexicon.change_marker, lexicon.additive_marker,
                  lexicon.qualifier_kinds):
         assert id(memo) in registered, memo

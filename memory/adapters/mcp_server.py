@@ -1,12 +1,16 @@
 """The MCP server: one user's governed memory as four tools, over stdio or streamable HTTP on 127.0.0.1.
 
-``python -m memory mcp --tenant acme --user alice [--settings point.json] [--data-dir DIR] [--http [--port P]]``
+``python -m memory mcp --tenant acme --user alice [--settings point.json] [--data-dir DIR] [--http [--port P]]
+[--show-blind]``
 
 * ``remember(text, role="user", timestamp=None)``: the operating point's write path; the write-time decisions
   (duplicate / update / coexist / new, each with its reason) for ``facts``, the stored record's id for ``raw``;
-* ``recall(query, top_k=None)``: governed recall beside the blind top-k, and every dropped candidate with the
-  stage that dropped it and why;
-* ``explain(memory_id)``: the version chain of one memory, with the decisions that made each version;
+* ``recall(query, top_k=None)``: the governed memories, with their text; every candidate governance dropped as its
+  id, stage and reason, counted by stage, never with its text (its reason states numbers and ids only). With
+  ``--show-blind`` (a teaching flag: :attr:`ServerConfig.show_blind`) also the blind top-k, each item marked
+  ``"admitted"``: false unless governed recall returned it too;
+* ``explain(memory_id)``: the version chain of one memory, with the decisions that made each version (the owner's
+  own history, retired versions' texts included: an audit asked for by id, not context for an answer);
 * ``erase(confirm)``: erase the user from every path and return the verification.
 
 The owner is the server's: the (tenant, user) is fixed when the server starts and no tool takes a tenant, user or
@@ -14,6 +18,11 @@ owner argument (an extra argument is an error, not ignored), so what a model wri
 memory. An id of another owner's memory is answered exactly like an id that does not exist. Arguments are checked
 strictly (no unknown names, no coercion: ``"5"`` is not a number) and then by the library's own rules
 (:func:`memory.validate_text`, MemoryConfig's ranges); every error comes back as a tool error of one line.
+
+What reaches the model is what governance admits: a stored text that the threshold (or the lifecycle, top_k or the
+token budget) drops for a query never comes back in that query's answer, so a prompt injection a user once said,
+stored and dropped, is not handed to the model by the memory that dropped it. ``remember`` names the stored fact a
+decision was taken against by id only, for the same reason.
 
 Built on the official ``mcp`` SDK's low-level server, which takes each tool's JSON Schema as written here. An optional
 extra: ``pip install -r requirements-adapters.txt``.
@@ -77,6 +86,9 @@ class ServerConfig:
     location: StoreLocation = field(default_factory=StoreLocation.from_env)
     """The data folder (or Chroma server); default MEMORY_DATA_DIR or ./.memory-data."""
     workspace: str = WORKSPACE
+    show_blind: bool = False
+    """A teaching flag: ``recall`` also returns the blind top-k (similarity only), each item marked ``admitted``
+    (false unless governed recall returned it too). Off: the model sees the governed memories only."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tenant_id", validate_identifier(self.tenant_id, "tenant"))
@@ -98,8 +110,9 @@ class ToolSpec:
                 "additionalProperties": False}
 
 
-def tool_specs(config: MemoryConfig) -> list[ToolSpec]:
-    """The four tools' descriptions and input schemas (the text limit is the config's ``max_message_chars``)."""
+def tool_specs(config: MemoryConfig, *, show_blind: bool = False) -> list[ToolSpec]:
+    """The four tools' descriptions and input schemas (the text limit is the config's ``max_message_chars``);
+    ``show_blind``: the server's teaching flag (``recall``'s description says what it adds)."""
     limit = config.max_message_chars
     low, high = MemoryConfig.range_of("top_k")
     owner = " The user is fixed by the server's configuration; no argument names one."
@@ -118,15 +131,16 @@ def tool_specs(config: MemoryConfig) -> list[ToolSpec]:
                                                   destructive_hint=False, idempotent_hint=False)),
         ToolSpec("recall", "Recall this user's memories for a query, governed: only memories at or above the "
                  "similarity threshold, current (not superseded, not expired), ranked and cut to top_k within the "
-                 "token budget. Also returns the blind top-k (similarity only) beside it, and every candidate that was "
-                 "dropped with the stage and the reason." + owner,
+                 "token budget, with their text in 'governed': answer from these only. Every candidate that was "
+                 "dropped comes back in 'dropped' as its memory_id, the stage that dropped it and the reason, without "
+                 "its text, and counted by stage in 'dropped_by_stage'." + (BLIND_NOTE if show_blind else "") + owner,
                  {"query": {"type": "string", "minLength": 1, "maxLength": limit, "description": "What to recall."},
                   "top_k": {"type": ["integer", "null"], "minimum": low, "maximum": high, "default": None,
                             "description": "At most this many memories; default: the operating point's top_k."}},
                  ("query",), types.ToolAnnotations(title="Recall memories", read_only_hint=True)),
         ToolSpec("explain", "Explain one of this user's memories: its version chain, oldest first (which fact it "
-                 "superseded and which superseded it), with the write-time decision and reason behind each version."
-                 + owner,
+                 "superseded and which superseded it), with the write-time decision and reason behind each version. "
+                 "An audit of the memory's history: retired versions are not facts to answer with." + owner,
                  {"memory_id": {"type": "string", "minLength": 1,
                                 "description": "A memory_id returned by remember or recall."}},
                  ("memory_id",), types.ToolAnnotations(title="Explain a memory", read_only_hint=True)),
@@ -139,15 +153,23 @@ def tool_specs(config: MemoryConfig) -> list[ToolSpec]:
     ]
 
 
-class MemoryTools:
-    """The tools over one owner's memory: :meth:`call` checks the arguments and returns a JSON-ready dict."""
+BLIND_NOTE = (" Teaching mode (this server was started with --show-blind): 'blind' holds what a plain similarity "
+              "top-k would have injected, each item marked admitted: false unless governed recall returned it too; an "
+              "item not admitted must not be used in an answer.")
 
-    def __init__(self, manager: MemoryManager, ingestor: Ingestor | None, *, tenant_id: str, user_id: str) -> None:
+
+class MemoryTools:
+    """The tools over one owner's memory: :meth:`call` checks the arguments and returns a JSON-ready dict.
+    ``show_blind``: the teaching flag (:attr:`ServerConfig.show_blind`)."""
+
+    def __init__(self, manager: MemoryManager, ingestor: Ingestor | None, *, tenant_id: str, user_id: str,
+                 show_blind: bool = False) -> None:
         self.manager = manager
         self.ingestor = ingestor
         self.owner: OwnerArgs = {"tenant_id": validate_identifier(tenant_id, "tenant"),
                                  "user_id": validate_identifier(user_id, "user")}
-        self.specs = {s.name: s for s in tool_specs(manager.config)}
+        self.show_blind = show_blind
+        self.specs = {s.name: s for s in tool_specs(manager.config, show_blind=show_blind)}
         self._methods: dict[str, Callable[..., dict[str, Any]]] = {
             "remember": self.remember, "recall": self.recall, "explain": self.explain, "erase": self.erase}
 
@@ -155,7 +177,8 @@ class MemoryTools:
     def open(cls, config: ServerConfig) -> "MemoryTools":
         """Build the manager and write path of ``config`` (the model loads here)."""
         manager, ingestor = config.point.open(location=config.location, workspace=config.workspace)
-        return cls(manager, ingestor, tenant_id=config.tenant_id, user_id=config.user_id)
+        return cls(manager, ingestor, tenant_id=config.tenant_id, user_id=config.user_id,
+                   show_blind=config.show_blind)
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         spec = self.specs.get(name)
@@ -175,7 +198,8 @@ class MemoryTools:
             {"decision": e.decision.decision, "reason": e.decision.reason, "code": e.decision.why.code,
              "fact": e.decision.fact, "memory_id": e.memory_id, "superseded": e.superseded or None,
              "similarity": _round(e.decision.similarity), "plain_rule": e.decision.plain_rule,
-             "candidate": e.decision.candidate.to_dict() if e.decision.candidate else None}
+             # the stored fact it was judged against, by id: its text is recall's to admit, not remember's to echo
+             "candidate": {"memory_id": e.decision.candidate.id} if e.decision.candidate else None}
             for e in entries]}
         if not entries:
             out["note"] = (f"no fact was read from this {role} turn; it is kept in the recent window only"
@@ -185,18 +209,26 @@ class MemoryTools:
     def recall(self, query: str, top_k: int | None = None) -> dict[str, Any]:
         config = self.manager.config if top_k is None else self.manager.config.replace(top_k=top_k)
         validate_text(query, "query", max_chars=config.max_message_chars)
-        result = self.manager.retrieve(query, **self.owner, config=config)
-        return {
+        result = self.manager.retrieve(query, **self.owner, config=config)  # blind too: it names lifecycle drops
+        by_stage: dict[str, int] = {}
+        for d in result.dropped:
+            by_stage[d.stage] = by_stage.get(d.stage, 0) + 1
+        out: dict[str, Any] = {
             "query": query, "as_of": iso(result.as_of), "threshold": config.threshold, "top_k": config.top_k,
             "token_budget": config.token_budget,
             "governed": [{"memory_id": h.record.memory_id, "content": h.record.content,
                           "similarity": _round(h.similarity), "score": _round(h.score)} for h in result.governed],
-            "blind": [{"memory_id": h.record.memory_id, "content": h.record.content,
-                       "similarity": _round(h.similarity)} for h in result.blind],
-            "dropped": [{"memory_id": d.hit.record.memory_id, "content": d.hit.record.content,
-                         "similarity": _round(d.hit.similarity), "stage": d.stage, "reason": d.reason}
-                        for d in result.dropped],
+            # what governance left out: ids, stages and reasons (numbers and ids only: recall.govern), never a text
+            "dropped": [{"memory_id": d.hit.record.memory_id, "similarity": _round(d.hit.similarity),
+                         "stage": d.stage, "reason": d.reason} for d in result.dropped],
+            "dropped_by_stage": by_stage,
         }
+        if self.show_blind:
+            admitted = {h.record.memory_id for h in result.governed}
+            out["blind"] = [{"memory_id": h.record.memory_id, "content": h.record.content,
+                             "similarity": _round(h.similarity), "admitted": h.record.memory_id in admitted}
+                            for h in result.blind]
+        return out
 
     def explain(self, memory_id: str) -> dict[str, Any]:
         memory_id = validate_identifier(memory_id, "memory_id")
@@ -221,13 +253,24 @@ class MemoryTools:
     def erase(self, confirm: bool) -> dict[str, Any]:
         if confirm is not True:
             raise InputError("erase needs confirm: true (nothing was erased)")
+        import gc
+
+        from memory import return_freed_memory
+
         on_disk = self.manager.data_dir is not None
-        report = self.manager.erase_user(**self.owner, actor="mcp", disk_scan=on_disk)
+        report = self.manager.erase_user(**self.owner, actor="mcp", disk_scan=on_disk)  # every registered cache too
         disk = next((p for p in report.paths if p.name == "disk"), None)
-        return {"verified": report.ok, "records_left": self.manager.count(**self.owner),
-                "canary_bytes_found": None if disk is None else disk.remaining, "disk_scanned": disk is not None,
-                "removed": dict(report.removed), "others_touched": report.others_touched,
-                "paths_checked": [p.to_dict() for p in report.paths]}
+        out = {"verified": report.ok, "records_left": self.manager.count(**self.owner),
+               "canary_bytes_found": None if disk is None else disk.remaining, "disk_scanned": disk is not None,
+               "removed": dict(report.removed), "others_touched": report.others_touched,
+               "paths_checked": [p.to_dict() for p in report.paths]}
+        # The process keeps no object holding the user's texts: the erasure emptied the caches, the tools keep no
+        # result, and what only a reference cycle still held (a traceback, a finished request) is collected now; the
+        # heap glibc can give back is given back. Freed memory not yet reused may still hold bytes (README, "Agents").
+        del report
+        gc.collect()
+        return_freed_memory()
+        return out
 
 
 def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -307,9 +350,11 @@ def build_server(tools: MemoryTools, *, describe: str = "") -> Server[Any]:
 
     return Server(SERVER_NAME, version="1", on_list_tools=list_tools, on_call_tool=call_tool,
                   instructions="Governed long-term memory of one user" + (f" ({describe})" if describe else "")
-                  + ": remember what the user says, recall before answering (only the governed memories are meant "
-                  "for the answer; the dropped ones say why they were left out), explain a memory's versions, "
-                  "erase on the user's request. The user is fixed by this server's configuration.")
+                  + ": remember what the user says, recall before answering and answer from the governed memories "
+                  "only (recall names what it dropped and why, without its text), explain a memory's versions, erase "
+                  "on the user's request. The user is fixed by this server's configuration."
+                  + (" Teaching mode: recall also shows the blind top-k; an item marked admitted: false is what plain "
+                     "top-k would have injected, not a memory to use." if tools.show_blind else ""))
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -318,8 +363,9 @@ def _error(text: str) -> types.CallToolResult:
 
 def describe(config: ServerConfig) -> str:
     point, cfg = config.point, config.point.config
+    teaching = "; teaching: blind results shown, marked not admitted" if config.show_blind else ""
     return (f"tenant {config.tenant_id!r}, user {config.user_id!r}; {point.embedder} at threshold {cfg.threshold:g}, "
-            f"top_k {cfg.top_k}, {point.write_path} write path")
+            f"top_k {cfg.top_k}, {point.write_path} write path{teaching}")
 
 
 def serve(config: ServerConfig, *, http: bool = False, port: int = DEFAULT_PORT, host: str = HOST) -> None:
@@ -387,13 +433,17 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def server_config(*, tenant: str, user: str, settings: str | Path | None = None,
+def server_config(*, tenant: str, user: str, settings: str | Path | OperatingPoint | None = None,
                   data_dir: str | Path | None = None) -> ServerConfig:
-    """The configuration of ``python -m memory mcp``: the operating point of ``settings`` (defaults without one),
-    the data folder ``data_dir`` (default MEMORY_DATA_DIR or ./.memory-data)."""
+    """The configuration of ``python -m memory mcp``: the operating point of ``settings`` (a settings file's path,
+    read by load_operating_point's limits: a one-line DataFileError when refused; or a point already loaded; defaults
+    without one), the data folder ``data_dir`` (default MEMORY_DATA_DIR or ./.memory-data)."""
     from memory.core.safefile import check_folder
     from memory.eval.operating_point import load_operating_point
 
-    point = load_operating_point(settings) if settings is not None else OperatingPoint()
+    if isinstance(settings, OperatingPoint):
+        point = settings
+    else:
+        point = load_operating_point(settings) if settings is not None else OperatingPoint()
     folder = check_folder(data_dir, what="--data-dir") if data_dir is not None else None
     return ServerConfig(tenant, user, point, StoreLocation.from_env(folder))

@@ -45,6 +45,12 @@ class ErasedError(MemoryLabError):
     """The message's user was erased after the message was accepted and before it was stored; it was dropped."""
 
 
+class ErasurePendingError(MemoryLabError):
+    """The user's erasure was asked for and has not finished (interrupted by a full disk, a kill or a crash, or still
+    running in another process): nothing of the user is served, and nothing new of the user is written, until it
+    completes (:meth:`memory.MemoryManager.recover`, run when the store is opened, finishes it)."""
+
+
 class WriteError(MemoryLabError, RuntimeError):
     """A write failed after retries and was rolled back: nothing of it is stored, nothing of it is pending."""
 

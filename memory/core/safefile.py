@@ -102,7 +102,8 @@ def read_regular_file(
         if kind != "regular file":
             raise refuse(f"it is a {kind}, not a regular file")
         if info.st_size > cap:
-            raise refuse(f"it is {info.st_size:,} bytes; the limit is {cap:,} (set {MAX_FILE_MB_ENV} to raise it)")
+            hint = f" (set {MAX_FILE_MB_ENV} to raise it)" if max_bytes is None else ""  # a caller's own cap is fixed
+            raise refuse(f"it is {info.st_size:,} bytes; the limit is {cap:,}{hint}")
         chunks: list[bytes] = []
         size = 0
         while size <= cap:

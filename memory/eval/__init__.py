@@ -16,7 +16,8 @@ from memory.eval.pairs import (
     load_pairs, pair_similarities, parse_pairs, shipped_pair_files,
 )
 from memory.eval.operating_point import (
-    OperatingPoint, load_operating_point, operating_point_from_study, parse_operating_point,
+    MAX_SETTINGS_BYTES, OperatingPoint, check_settings_size, load_operating_point, operating_point_from_study,
+    parse_operating_point,
 )
 from memory.eval.ranking import MODES, Rankings, rank
 from memory.eval.results import StudyResult, SweepRow
@@ -27,9 +28,9 @@ from memory.eval.study import (
 
 __all__ = [
     "AT_K", "Calibration", "DEFAULT_DECAY_RATES", "DEFAULT_THRESHOLDS", "DEFAULT_TOP_KS", "Dataset", "ERROR_KINDS",
-    "LOCOMO_PREFIX", "MAX_TEXT_CHARS", "MODES", "OperatingPoint", "PairItem", "PairReport", "PairResult", "Rankings", "StudyResult",
+    "LOCOMO_PREFIX", "MAX_SETTINGS_BYTES", "MAX_TEXT_CHARS", "MODES", "OperatingPoint", "PairItem", "PairReport", "PairResult", "Rankings", "StudyResult",
     "SweepRow", "calibrate", "compare", "config_for", "decide_pairs", "error_kind", "evaluate_pairs",
-    "format_comparison", "is_locomo", "load_dataset", "load_operating_point", "load_pairs", "load_scales", "map_threshold", "operating_point_from_study", "pair_similarities",
+    "format_comparison", "is_locomo", "load_dataset", "check_settings_size", "load_operating_point", "load_pairs", "load_scales", "map_threshold", "operating_point_from_study", "pair_similarities",
     "parse_locomo", "parse_operating_point", "parse_pairs", "parse_range", "parse_rule", "rank", "Rule", "run_study", "scale_name", "scenario_dataset",
     "shipped_pair_files", "sweep", "validate_options",
 ]

@@ -14,6 +14,13 @@ agent recalls with the setting that was measured::
 The same keys in TOML (``[config]`` and ``[provenance]`` tables) when the file name ends in ``.toml``. ``config`` may
 name only some of MemoryConfig's fields (the rest keep their defaults); ``provenance`` is optional. A bad file is a
 one-line :class:`~memory.core.errors.DataFileError` naming the file and the field.
+
+A settings file is outside input (the lab takes it from an upload, the CLI and the MCP server from a path), so it is
+data, parsed safely: at most 64 KB (:data:`MAX_SETTINGS_BYTES`), refused before any byte is read when larger (a
+device, a FIFO or a link to one is refused too), then held to :data:`~memory.core.datafile_limits.SETTINGS_LIMITS`
+(1,000 lines, 16 levels of nesting, 16 parts to a dotted key, 64 characters to a number) by a scan linear in its
+length before ``tomllib`` or ``json`` sees it. Every refusal names the file by its name only (never the folder it is
+in) and, where it can, the line or the field; values quoted in a message are cut short.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from memory.core.config import MemoryConfig
+from memory.core.datafile_limits import SETTINGS_LIMITS, check_json_text, check_size, check_toml_text
 from memory.core.errors import ConfigError, DataFileError, InputError
-from memory.core.scenario import load_json, read_data_file
+from memory.core.safefile import read_regular_file, shown
+from memory.core.scenario import load_json
 from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, make_embedder
 from memory.store.chroma import StoreLocation
 from memory.write.adjudicate import Judge
@@ -54,6 +63,15 @@ PROVENANCE_FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 """What a provenance may say, and the type of each (any other key is an error: a typo should not pass silently)."""
 KEYS = ("format", "version", "embedder", "write_path", "judge", "config", "provenance")
+MAX_SETTINGS_BYTES = SETTINGS_LIMITS.max_bytes
+
+
+def check_settings_size(size: int, name: str) -> None:
+    """A one-line DataFileError naming the file ``name`` when a settings file of ``size`` bytes is over the cap:
+    for a caller that knows the size before it has the bytes (the lab's uploader)."""
+    check_size(size, name)
+"""The largest settings file read, at every entry point (library, CLI, MCP server, the lab's upload): 64 KB; a study
+writes under 1 KB."""
 
 
 @dataclass(frozen=True)
@@ -155,33 +173,49 @@ def operating_point_from_study(result: "StudyResult", *, write_path: str = "fact
 
 def load_operating_point(path: str | Path) -> OperatingPoint:
     """Read an operating-point file (JSON, or TOML by its ``.toml`` name); a one-line DataFileError naming the file
-    and the field when it is not one."""
-    raw = read_data_file(path, "operating point")
+    and the field when it is not one. Only a regular file of at most :data:`MAX_SETTINGS_BYTES` is read."""
+    raw = read_regular_file(path, what="operating point", max_bytes=MAX_SETTINGS_BYTES)
     return parse_operating_point(raw, source=str(path), toml=Path(path).suffix.lower() == ".toml")
 
 
 def parse_operating_point(raw: bytes | str, *, source: str = "<operating point>", toml: bool = False) -> OperatingPoint:
-    """An operating point from a file's bytes (see :func:`load_operating_point`)."""
-    where = Path(source).name or source
-    if toml:
+    """An operating point from a file's bytes (see :func:`load_operating_point`): at most :data:`MAX_SETTINGS_BYTES`,
+    and within :data:`~memory.core.datafile_limits.SETTINGS_LIMITS` before it is parsed. Errors name the file by the
+    last part of ``source`` only."""
+    where = shown(Path(source).name or source)
+    if isinstance(raw, bytes):
+        check_size(len(raw), where)
         try:
-            text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-            data: Any = tomllib.loads(text)
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise DataFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    elif isinstance(raw, str):
+        text = raw
+    else:
+        raise DataFileError(f"{where}: expected the file's bytes or text, got {type(raw).__name__}")
+    data: Any
+    if toml:
+        check_toml_text(text, where)
+        try:
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise DataFileError(f"{where}: not TOML: {exc}") from None
+        except RecursionError:  # not reached past the depth limit: kept so that no parser error leaves as a traceback
+            raise DataFileError(f"{where}: TOML nested too deeply") from None
+        except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit (idem)
+            raise DataFileError(f"{where}: unusable TOML value: {_brief(str(exc).splitlines()[0])}") from None
     else:
-        data = load_json(raw, where)
+        check_json_text(text, where)
+        data = load_json(text, where)
     if not isinstance(data, dict):
         raise DataFileError(f"{where}: an operating point is an object with {', '.join(KEYS)}")
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
-        raise DataFileError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(KEYS)})")
+        raise DataFileError(f"{where}: unknown field {_brief(unknown[0])} (known: {', '.join(KEYS)})")
     if data.get("format") != FORMAT:
-        raise DataFileError(f"{where}: format: expected {FORMAT!r}, got {data.get('format')!r}")
+        raise DataFileError(f"{where}: format: expected {FORMAT!r}, got {_brief(data.get('format'))}")
     if data.get("version") != VERSION:
-        raise DataFileError(f"{where}: version: expected {VERSION}, got {data.get('version')!r}")
+        raise DataFileError(f"{where}: version: expected {VERSION}, got {_brief(data.get('version'))}")
     embedder, write_path, judge = data.get("embedder"), data.get("write_path", "facts"), data.get("judge", "rules")
     try:
         _check_choices(embedder, write_path, judge, where)
@@ -193,9 +227,10 @@ def parse_operating_point(raw: bytes | str, *, source: str = "<operating point>"
     known = {f.name for f in fields(MemoryConfig)}
     for name, value in config.items():
         if name not in known:
-            raise DataFileError(f"{where}: config.{name}: not a MemoryConfig field (known: {', '.join(sorted(known))})")
+            raise DataFileError(f"{where}: config.{_brief_key(name)}: not a MemoryConfig field "
+                                f"(known: {', '.join(sorted(known))})")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise DataFileError(f"{where}: config.{name}: expected a number, got {value!r}")
+            raise DataFileError(f"{where}: config.{name}: expected a number, got {_brief(value)}")
     try:
         memory_config = MemoryConfig.from_dict(config)
     except ConfigError as exc:
@@ -212,11 +247,11 @@ def _check_choices(embedder: Any, write_path: Any, judge: Any, where: str) -> No
     if not isinstance(embedder, str) or not (embedder in EMBEDDER_NAMES or embedder.startswith(LOCAL_PREFIX)
                                              or embedder == ENDPOINT):
         raise InputError(f"{where}: embedder: expected one of {', '.join(EMBEDDER_NAMES)} (or {LOCAL_PREFIX}<folder>), "
-                         f"got {embedder!r}")
-    if write_path not in WRITE_PATHS:
-        raise InputError(f"{where}: write_path: expected one of {', '.join(WRITE_PATHS)}, got {write_path!r}")
-    if judge not in JUDGES:
-        raise InputError(f"{where}: judge: expected one of {', '.join(JUDGES)}, got {judge!r}")
+                         f"got {_brief(embedder)}")
+    if not isinstance(write_path, str) or write_path not in WRITE_PATHS:
+        raise InputError(f"{where}: write_path: expected one of {', '.join(WRITE_PATHS)}, got {_brief(write_path)}")
+    if not isinstance(judge, str) or judge not in JUDGES:
+        raise InputError(f"{where}: judge: expected one of {', '.join(JUDGES)}, got {_brief(judge)}")
 
 
 def _check_provenance(provenance: Any, where: str) -> None:
@@ -225,11 +260,31 @@ def _check_provenance(provenance: Any, where: str) -> None:
     for name, value in provenance.items():
         kind = PROVENANCE_FIELDS.get(name)
         if kind is None:
-            raise InputError(f"{where}.{name}: unknown field (known: {', '.join(PROVENANCE_FIELDS)})")
+            raise InputError(f"{where}.{_brief_key(name)}: unknown field (known: {', '.join(PROVENANCE_FIELDS)})")
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise InputError(f"{where}.{name}: expected {getattr(kind, '__name__', 'a number')}, got {value!r}")
+            raise InputError(f"{where}.{name}: expected {getattr(kind, '__name__', 'a number')}, got {_brief(value)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{where}.{name}: expected a finite number, got {value!r}")
+
+
+_BRIEF = 60
+"""Characters of a file's value quoted in an error message (the file is outside input: a message stays short)."""
+
+
+def _brief(value: Any) -> str:
+    """``value`` as an error message quotes it: its repr cut to :data:`_BRIEF` characters; an integer too long to
+    print says how long it is (``repr`` itself fails past 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, (dict, list)) and value:  # a container's repr walks all of it: say what it is instead
+        return f"a {'table' if isinstance(value, dict) else 'list'} of {len(value):,} item{'s' * (len(value) > 1)}"
+    text = repr(value)
+    return text if len(text) <= _BRIEF else text[: _BRIEF - 3] + "..."
+
+
+def _brief_key(name: Any) -> str:
+    """A key of the file as a message names it: as it is when short and plain, else :func:`_brief`'s repr."""
+    return name if isinstance(name, str) and name.isidentifier() and len(name) <= _BRIEF else _brief(name)
 
 
 def _toml_value(value: Any) -> str:

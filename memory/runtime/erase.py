@@ -27,6 +27,16 @@ plus one comparison per anchor occurrence; not, as before issue 28, one search o
 and a read of every other owner's texts (such a user in a 13 MB folder: the scan 0.11 s, the erasure with it
 0.38 s, where they took 1.2 s and 1.7 s; bench/erase_cost.py). It still reads the whole folder (3.7 s for
 620 MB), so it is asked for: the lab and ``erase-audit --data-dir`` do; README, "Benchmarks", erase_cost.
+
+An erasure that is interrupted (a full disk, a kill, a crash) is finished later, not forgotten: before its first delete
+it writes a pending-erasure record in the text store (memory/store/textstore.py: committed, so on the disk, and
+writable on a disk filled to the last byte), removed only once it has run to its report. While the record is there
+and no erasure of the owner is running, the owner is neither served nor written (:class:`ErasurePendingError`), and
+:meth:`MemoryManager.recover` (run when the store is opened) finishes it, audited as ``erase.completed_on_open`` by
+the actor ``recovery``. Finishing repeats the deletes (each is idempotent), wipes the Chroma segment folders the
+record names (an interrupted purge may have deleted the collection and left them) and, when nothing of the owner was
+left to search for (the deletes had committed, so the canaries are gone with them), rebuilds Chroma's file and the
+text file, whose unused space may still hold a trace the interrupted verification would have cleared.
 """
 
 from __future__ import annotations
@@ -36,7 +46,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.core.bytesearch import CHUNK_BYTES, NeedleSearch
-from memory.store.chroma_files import TRACE_VECTORS, rows_with_ids
+from memory.core.textcaches import forget_texts, holding_texts, registered_caches
+from memory.store.chroma_files import TRACE_VECTORS, rows_with_ids, wipe_folder
 from memory.store.journal import Plan
 from memory.core.schema import EraseReport, PathCheck, validate_identifier
 
@@ -61,42 +72,67 @@ class Erased:
     others_touched: int
 
 
-def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system") -> Erased:
+def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system",
+                      evidence: "Evidence | None" = None, segments: list[str] | None = None,
+                      action: str = "erase_user", audit: dict[str, Any] | None = None) -> Erased:
     """Delete one (tenant, user) from every path; costs what the user owns.
 
     The caller (:meth:`MemoryManager.erase_user`) holds the manager's write lock and has raised the
-    owner's erase epoch, so no write of this owner accepted before the erasure lands after it.
+    owner's erase epoch, so no write of this owner accepted before the erasure lands after it; it has read the
+    ``evidence`` (or it is read here) and written the pending-erasure record. ``segments``: Chroma segment folders
+    an interrupted erasure may have left (wiped if still there). The audit entry is ``action`` by ``actor``, with
+    ``audit`` added to its detail.
     """
     validate_identifier(tenant_id, "tenant_id")
     validate_identifier(user_id, "user_id")
     store = manager.store
     owner = (tenant_id, user_id)
-    evidence = Evidence.collect(manager, tenant_id, user_id)
+    evidence = evidence or Evidence.collect(manager, tenant_id, user_id)
 
     removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
+    removed["segment_folders"] = _wipe_segments(store, segments or [])
     counts = store.erase_owner_texts(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
     others_touched = counts.pop("others_touched")
     removed.update(counts)
     removed["cache"] = manager.clear_caches()
-    store.audit("erase_user", tenant_id, user_id, actor=actor, detail={"removed": removed})
+    store.audit(action, tenant_id, user_id, actor=actor, detail={"removed": removed, **(audit or {})})
     return Erased(tenant_id, user_id, evidence, removed, others_touched)
+
+
+def _wipe_segments(store: Any, segments: list[str]) -> int:
+    """Overwrite and remove the segment folders an interrupted purge left (embedded store only); how many were."""
+    folder = store.chroma_dir
+    if folder is None:
+        return 0
+    left = [folder / s for s in segments if (folder / s).is_dir()]
+    for path in left:
+        wipe_folder(path)
+    return len(left)
 
 
 PAGE_ROUNDS = 2
 """Passes of page rewrites for Chroma file traces before the file is rebuilt whole."""
 
 
-def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = False) -> EraseReport:
+def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = False,
+                    rebuild: bool = False) -> EraseReport:
     """Verify an erasure (without the write lock). A trace in Chroma's file is cleared where it is: the pages
     holding it get their rows rewritten under the lock (tens of rows); only if a trace survives
     PAGE_ROUNDS passes is the file rebuilt whole. Then the file is searched again. The disk scan, if asked for,
-    runs once, last: on the folder as the erasure leaves it."""
+    runs once, last: on the folder as the erasure leaves it. ``rebuild`` (an interrupted erasure finished with
+    nothing of the user left to search for) rebuilds Chroma's file and the text file first, under the lock."""
     owner = {"tenant_id": erased.tenant_id, "user_id": erased.user_id}
-    paths = verify_erased(manager, tenant_id=erased.tenant_id, user_id=erased.user_id, evidence=erased.evidence)
     removed = dict(erased.removed, chroma_pages_rewritten=0, chroma_rebuilt=0)
+    if rebuild:
+        with manager.writing("rebuilding the files after an interrupted erasure"):
+            manager.store.rebuild_chroma_file()
+            manager.store.rebuild_text_file()
+        removed["chroma_rebuilt"] = int(manager.store.chroma_dir is not None)
+        removed["text_file_rebuilt"] = int(manager.store.text_file is not None)
+    paths = verify_erased(manager, tenant_id=erased.tenant_id, user_id=erased.user_id, evidence=erased.evidence)
     at = next((i for i, p in enumerate(paths) if p.name == "chroma_file"), None)
     if at is not None and paths[at].remaining:
-        _clear_chroma_traces(manager, erased.evidence, paths, at, removed)
+        clear_chroma_traces(manager, erased.evidence, paths, at, removed)
     if disk_scan and manager.data_dir is not None:
         check, where = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
         text_file = manager.store.text_file
@@ -111,7 +147,7 @@ def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool
     return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
 
 
-def _clear_chroma_traces(manager: "MemoryManager", evidence: "Evidence", paths: list[PathCheck], at: int,
+def clear_chroma_traces(manager: "MemoryManager", evidence: "Evidence", paths: list[PathCheck], at: int,
                          removed: dict[str, int]) -> None:
     """Clear the traces the ``chroma_file`` check (``paths[at]``) found: rewrite the rows of their pages, then, if
     one survives, rebuild the file; ``paths[at]`` becomes the file's state after that, ``removed`` counts both."""
@@ -126,12 +162,12 @@ def _clear_chroma_traces(manager: "MemoryManager", evidence: "Evidence", paths: 
             store.rewrite_chroma_pages(pages, skip=set(needles))
         removed["chroma_pages_rewritten"] += len(pages)
     else:
-        paths[at] = _chroma_file_check(store, evidence)
+        paths[at] = chroma_file_check(store, evidence)
     if paths[at].remaining:
         with manager.writing():
             store.rebuild_chroma_file()
         removed["chroma_rebuilt"] = 1
-        paths[at] = _chroma_file_check(store, evidence)
+        paths[at] = chroma_file_check(store, evidence)
 
 
 class Evidence:
@@ -164,11 +200,12 @@ class Evidence:
 
 def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
     """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
-    found = [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
-    found += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
-    summary = manager.summary(tenant_id=tenant_id, user_id=user_id)
+    store = manager.store  # the store's own reads: the manager's refuse an owner whose erasure is pending
+    found = [r.content for r in store.records(tenant_id, user_id, scope="all")]
+    found += [m["content"] for m in store.window(tenant_id, user_id)]
+    summary = store.summary(tenant_id, user_id)
     found += [summary] if summary else []
-    for entry in manager.decisions(tenant_id=tenant_id, user_id=user_id):  # the fact and the stored fact it was judged against
+    for entry in store.decisions(tenant_id, user_id):  # the fact and the stored fact it was judged against
         found += [entry.get("fact") or "", (entry.get("candidate") or {}).get("text") or ""]
     for _, plan in manager.pending_plans():
         found += _plan_texts(Plan.from_json(plan), (tenant_id, user_id))
@@ -194,7 +231,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     if store.chroma_dir is not None:
         checks.append(PathCheck("chroma_rows", rows_with_ids(store.chroma_dir, evidence.vector_ids, evidence.segments),
                                 f"rows of Chroma's database with one of the user's {len(evidence.vector_ids)} vector ids"))
-        checks.append(_chroma_file_check(store, evidence))
+        checks.append(chroma_file_check(store, evidence))
     recalled = 0
     for text in evidence.texts[:MAX_RECALL_PROBES]:
         vec = manager.embedder.embed([text])[0]
@@ -202,6 +239,11 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     checks.append(PathCheck("recall", recalled, f"{min(len(evidence.texts), MAX_RECALL_PROBES)} probe queries"))
     cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in evidence.texts)]
     checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
+    forget_texts(evidence.texts[:MAX_RECALL_PROBES])  # the probes went through the embedder, which may remember them
+    held = holding_texts(evidence.texts)  # every cache of the process that holds user text (memory/core/textcaches.py)
+    checks.append(PathCheck("caches", sum(n for _, n in held), f"entries of the process's {len(registered_caches())} "
+                            "registered text caches holding the user's texts (those that cannot tell are emptied whole)"
+                            + "".join(f"; {name}: {n}" for name, n in held)))
     if disk_scan and manager.data_dir is not None:
         checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id))[0])
     return checks
@@ -263,7 +305,7 @@ def _trace_needles(evidence: Evidence) -> list[bytes]:
     return [v.encode("ascii") for v in evidence.vector_ids] + [b for _, b in evidence.vectors]
 
 
-def _chroma_file_check(store: Any, evidence: Evidence) -> PathCheck:
+def chroma_file_check(store: Any, evidence: Evidence) -> PathCheck:
     evidence.traces = store.chroma_traces(_trace_needles(evidence)) or []
     held = len({needle for needle, _ in evidence.traces})
     return PathCheck("chroma_file", held, f"the user's {len(evidence.vector_ids)} vector ids and up to "
@@ -301,8 +343,8 @@ def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased
         if (tenant_id, user_id) == erased:
             continue
         others += [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
-        others += [m.content for m in manager.recent(tenant_id=tenant_id, user_id=user_id)]
-        others.append(manager.summary(tenant_id=tenant_id, user_id=user_id))
+        others += [m["content"] for m in manager.store.window(tenant_id, user_id)]
+        others.append(manager.store.summary(tenant_id, user_id))
     held = NeedleSearch(_utf8(c) for c in canaries).in_bytes(_utf8("\n".join(others)))  # one pass, not one per canary
     return {c for c in canaries if _utf8(c) in held}
 

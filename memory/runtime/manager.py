@@ -10,12 +10,13 @@ Every read takes ``tenant_id`` and ``user_id`` and sees only that pair's data.
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import math
 import os
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -23,9 +24,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from memory.core.textcaches import clear_text_caches, text_cache
+from memory.core.textcaches import TextMemo, clear_text_caches, forget_texts, text_cache
 from memory.core.config import MemoryConfig
-from memory.core.errors import BusyError, DiskFullError, ErasedError, InputError, WriteError
+from memory.core.errors import BusyError, DiskFullError, ErasedError, ErasurePendingError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
 from memory.store.journal import Plan
 from memory.store.space import check_space, estimate_bytes, full_message, is_disk_full
@@ -35,8 +36,11 @@ from memory.core.schema import (
     OwnerArgs, validate_text,
 )
 from memory.store.chroma import MemoryStore, Scope, StoreLocation
+from memory.store.textstore import PendingErasure
 from memory.runtime.summary import Compressor, extractive_compressor
 from memory.core.tokens import TokenCounter, count_tokens
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """progress(done, total), called as work advances (for progress bars)."""
@@ -142,14 +146,17 @@ class MemoryManager:
         self.compressor = compressor
         self.clock = clock
         self.token_counter = token_counter
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache: TextMemo[np.ndarray] = TextMemo(
+            _QUERY_CACHE_SIZE, name=f"query embeddings ({self.workspace})", lru=True, pieces=True)
+        """query -> vector, in the registry of caches that hold user text (a query may quote a user's message).
+        Its own lock: a recall never waits behind a write for it."""
         self._lock = threading.RLock()
-        self._cache_lock = threading.Lock()
-        """Guards the query cache alone, so a recall never waits behind a write for it."""
         self._epochs: dict[tuple[str, str], int] = {}
         self._verifying: dict[tuple[str, str], int] = {}
         """Owners whose erasure is being verified (how many erasures): their writes wait (:meth:`apply`)."""
         self._idle = threading.Condition(self._lock)
+        self.completed_erasures: list[EraseReport] = []
+        """Interrupted erasures this manager finished when it opened its store (their reports): see :meth:`recover`."""
         self.recovered = self.recover()
         """How many interrupted write plans were rolled forward when this manager opened its store."""
 
@@ -169,8 +176,9 @@ class MemoryManager:
         answered with the stored record; any other message is stored, as its own record. Every
         message is validated before anything is written, so bad input leaves the store as it was.
         Each batch is journaled (see :mod:`memory.store.journal`), so a crash leaves every message either
-        fully stored or absent. Messages of a user erased while this call ran are dropped (the
-        erasure is a barrier): every other message is stored, then ErasedError names the dropped.
+        fully stored or absent. Messages of a user erased while this call ran, in this process or by another writer
+        of the folder, are dropped (the erasure is a barrier): every other message is stored, other users' in the same
+        plan too, then ErasedError names the dropped (each message once).
         """
         for i, m in enumerate(messages):
             if not isinstance(m, Message):
@@ -203,20 +211,17 @@ class MemoryManager:
                     dropped.append(m)
                 elif rid in by_id:
                     out.append(by_id[rid])
-                else:  # a retry: its stored record, unless the user was erased meanwhile
-                    found = self.store.get([rid], tenant_id=m.tenant_id, user_id=m.user_id)
+                else:  # a retry: its stored record, unless the user was erased meanwhile (or is owed an erasure)
+                    owed = bool(self._owed_erasures({owner}))
+                    found = {} if owed else self.store.get([rid], tenant_id=m.tenant_id, user_id=m.user_id)
                     if rid in found:
                         out.append(found[rid])
-                    elif self.epochs([owner])[owner] != epochs[owner]:
+                    elif owed or self.epochs([owner])[owner] != epochs[owner]:
                         dropped.append(m)
             if progress:
                 progress(end, len(messages))
         if dropped:
-            owners = sorted({(m.tenant_id, m.user_id) for m in dropped})
-            names = ", ".join(repr(m.id) for m in dropped[:5]) + (", ..." if len(dropped) > 5 else "")
-            raise ErasedError(
-                f"{', '.join(f'({t!r}, {u!r})' for t, u in owners)} erased while add_many ran: "
-                f"{len(dropped)} message(s) not stored ({names}); the other {len(out)} were stored")
+            raise ErasedError(erased_message(dropped, stored=len({r.memory_id for r in out}), during="add_many"))
         return in_given_order(out, [memory_id_for(m) for m in given])
 
     def _embed_fresh(self, messages: Sequence[Message]) -> dict[str, np.ndarray]:
@@ -272,9 +277,11 @@ class MemoryManager:
         """Journal, apply and commit one write plan; returns what was applied.
 
         Writes of an owner erased since ``epochs`` were captured are dropped: an erasure is a
-        barrier, and what was accepted before it is not stored after it.
+        barrier, and what was accepted before it is not stored after it. So are those of an owner that another
+        writer of the folder (another process) erases while the plan is applied (:meth:`_apply_journaled`): the
+        other owners' writes of the plan are stored, and the plan returned is without the erased owners.
         """
-        what = f"a write of {len(plan.ingested) // 2 or len(plan.add) + len(plan.update)} message(s)"
+        what = f"a write of {_messages_in(plan)} message(s)"
         with self.writing(what):
             deadline = time.monotonic() + write_wait_seconds()
             while self._verifying and set(plan.owners()) & set(self._verifying):
@@ -286,10 +293,14 @@ class MemoryManager:
                 erased = {o for o, e in epochs.items() if self._epochs.get(o, 0) != e}
                 if erased:
                     plan = plan.without(erased)
+            owed = self._owed_erasures(plan.owners())
+            if owed:  # an interrupted erasure of these owners is not finished: what they write now would go with it
+                plan = plan.without(owed)
             if not (plan.add or plan.update or plan.window or plan.decisions or plan.ingested):
                 return plan
             folder = self.data_dir
             check_space(folder, self._bytes_of(plan), what=f"{what} was refused, nothing of it stored")
+            seen = self.store.texts.data_version()  # before the plan is journaled: see _apply_journaled
             try:
                 seq = self.store.texts.journal_put(plan.to_json())
             except Exception as exc:
@@ -297,16 +308,15 @@ class MemoryManager:
                     raise self._disk_full(folder, f"{what} was refused, nothing of it stored") from exc
                 raise
             try:
-                self._apply_journaled(seq, plan)
+                applied = self._apply_journaled(seq, plan, seen=seen)
             except Exception as exc:
                 undone = self._roll_back(seq, plan)
                 if is_disk_full(exc, folder):
                     undo = ("was rolled back" if undone else "could not be rolled back whole: its journal entry stays, "
                             "and the store finishes this write when it is next opened")
                     raise self._disk_full(folder, f"{what} failed and {undo}") from exc
-                raise WriteError(f"write of {len(plan.ingested)} message(s) failed and was rolled back: "
-                                 f"{type(exc).__name__}: {exc}") from exc
-            return plan
+                raise WriteError(f"{what} failed and was rolled back: {type(exc).__name__}: {exc}") from exc
+            return applied
 
     def _bytes_of(self, plan: Plan) -> int:
         """What a plan may take on disk (:func:`memory.store.space.estimate_bytes`)."""
@@ -322,28 +332,63 @@ class MemoryManager:
             return DiskFullError(f"{what}: out of space")
         return DiskFullError(full_message(folder, what=what), folder=str(folder))
 
-    def _apply_journaled(self, seq: int, plan: Plan) -> None:
+    def _apply_journaled(self, seq: int, plan: Plan, *, seen: int | None = None) -> Plan:
         """Apply a journaled plan: vectors (idempotent upserts), then every SQLite change and the journal's
-        deletion in one transaction. Each half is retried (a locked file, a busy server) before it fails."""
-        _retry(lambda: self.store.add_vectors(plan.add, _vectors_of(plan)))
-        try:
-            _retry(lambda: self._commit(seq, plan))
-        except _AlreadyCommitted:  # another recoverer committed this plan first; this transaction rolled back
-            missing = self._not_marked(plan)
-            if missing:  # not committed by anyone: an erasure (another process) scrubbed the plan out of the journal
-                raise ErasedError(f"{len(missing)} message(s) of {', '.join(sorted(missing))} were erased by another "
-                                  "writer while this write ran: nothing of them is stored") from None
+        deletion in one transaction. Each half is retried (a locked file, a busy server) before it fails.
 
-    def _not_marked(self, plan: Plan) -> set[str]:
-        """Owners ('tenant/user') of a plan whose commit marks are not all set."""
+        Returns what was applied: the plan without the owners that another writer (another process on the folder)
+        erased meanwhile. Such an erasure scrubs its owner out of every journaled plan in the transaction that
+        deletes the owner (memory.runtime.erase), deleting a plan it leaves empty, so the journal row says at commit
+        time whose writes may land: the erased owners' vectors are removed, nothing else of theirs is written, and
+        the other owners' writes are applied again without them. Each pass drops at least one owner. ``seen``: the
+        text file's data version (:meth:`memory.store.textstore.TextStore.data_version`) when the plan was journaled;
+        while nobody else has committed since, the row is not read (None: always read)."""
+        while True:
+            try:
+                _retry(lambda: self.store.add_vectors(plan.add, _vectors_of(plan)))
+                _retry(lambda: self._commit(seq, plan, seen))
+                return plan
+            except (_AlreadyCommitted, ErasedError) as exc:  # the commit's transaction, if any, rolled back
+                erased = self._erased_meanwhile(seq, plan)
+                if not erased:
+                    if isinstance(exc, _AlreadyCommitted) and not isinstance(exc, _Scrubbed):
+                        return plan  # another recoverer committed this plan first
+                    raise
+                try:  # what add_vectors upserted for them (it may have registered a collection again)
+                    self.store.remove_vectors([r for r in plan.add if (r.tenant_id, r.user_id) in erased])
+                except Exception:  # noqa: BLE001 - as in _roll_back: an orphan vector is invisible to reads
+                    pass
+                plan = plan.without(erased)
+
+    def _erased_meanwhile(self, seq: int, plan: Plan) -> set[tuple[str, str]]:
+        """Owners of a plan that an erasure by another writer took out of its journal row: the owners of its commit
+        marks that the row no longer holds or, when the row is gone, those whose marks are not all set (nobody
+        committed them: the erasure deleted the plan it left empty)."""
+        left = self.store.texts.journal_marks(seq)
+        if left is None:
+            return self._not_marked(plan)
+        return _marked_owners(plan) - {(t, u) for t, u, _ in left}
+
+    def _not_marked(self, plan: Plan) -> set[tuple[str, str]]:
+        """Owners of a plan whose commit marks are not all set."""
         by_owner: dict[tuple[str, str], list[str]] = {}
         for tenant_id, user_id, key in plan.ingested:
             by_owner.setdefault((tenant_id, user_id), []).append(key)
-        return {f"{t}/{u}" for (t, u), keys in by_owner.items() if len(self.store.texts.ingested(t, u, keys)) < len(set(keys))}
+        return {(t, u) for (t, u), keys in by_owner.items() if len(self.store.texts.ingested(t, u, keys)) < len(set(keys))}
 
-    def _commit(self, seq: int, plan: Plan) -> None:
+    def _commit(self, seq: int, plan: Plan, seen: int | None = None) -> None:
         texts = self.store.texts
+        owners = _marked_owners(plan)
         with texts.transaction():
+            # An erasure by another writer rewrites a plan of several owners without its owner: read the row (a plan
+            # of one owner it deletes: journal_done below finds it gone). Reading a plan of a few thousand messages
+            # costs about 0.3 s, so only when another writer has committed since the plan was journaled.
+            if len(owners) > 1 and (seen is None or texts.data_version() != seen):
+                left = texts.journal_marks(seq)
+                if left is None:
+                    raise _AlreadyCommitted(seq)
+                if owners - {(t, u) for t, u, _ in left}:
+                    raise _Scrubbed(seq)
             self.store.put_records(plan.add, _vectors_of(plan))
             self.store.update(plan.update)
             self._push_windows(plan.window)
@@ -371,16 +416,73 @@ class MemoryManager:
         return True
 
     def recover(self) -> int:
-        """Roll forward every write plan a crashed writer left in the journal; returns how many.
+        """Finish every interrupted erasure (:meth:`complete_erasures`, reports in :attr:`completed_erasures`), then
+        roll forward every write plan a crashed writer left in the journal; returns how many plans.
 
         Plans of a writer that is still running (another process on the same data folder) are left to it
-        (:class:`memory.store.textstore.WriterLease`); a plan two recoverers race for is committed once.
+        (:class:`memory.store.textstore.WriterLease`); a plan two recoverers race for is committed once. The part of
+        a plan that belongs to an owner whose erasure is still owed (it could not be finished) is not rolled forward:
+        it was accepted before that erasure, which deletes it. Run when the store is opened; run it again once the
+        disk has room, to finish an erasure a full disk stopped.
         """
+        self.completed_erasures = self.complete_erasures()
         with self.writing("recovering interrupted writes"):
             pending = self.store.texts.journal_orphans()
+            owed = self._owed_erasures({o for _, data in pending for o in Plan.from_json(data).owners()})
             for seq, data in pending:
-                self._apply_journaled(seq, Plan.from_json(data))
+                plan = Plan.from_json(data)
+                self._apply_journaled(seq, plan.without(owed) if owed & plan.owners() else plan)
             return len(pending)
+
+    def complete_erasures(self) -> list[EraseReport]:
+        """Finish every interrupted erasure: one whose pending-erasure record was left by a store that is gone (a
+        process killed or crashed) or by this manager (its erasure failed, on a full disk say). Each is done as
+        :meth:`erase_user` does it, with the disk scan if that erasure asked for one, and audited as
+        ``erase.completed_on_open`` by the actor ``recovery``. One that fails again stays pending (logged, not
+        raised: the store opens all the same), and its owner's reads are refused until it is finished. Returns the
+        reports of those finished."""
+        reports = []
+        for pending in self.store.texts.pending_erasures():
+            if self._erasure_state(pending) != "owed":
+                continue
+            try:
+                reports.append(self._erase(pending.owner, actor="recovery", disk_scan=pending.disk_scan,
+                                           action="erase.completed_on_open"))
+            except Exception as exc:  # noqa: BLE001 - the store opens all the same; the owner stays refused
+                log.warning("the interrupted erasure of %s/%s is still not finished: %s", *pending.owner, exc)
+        return reports
+
+    def _erasure_state(self, pending: PendingErasure) -> str:
+        """Of a pending-erasure record: ``here`` (this manager is erasing the owner now), ``running`` (another store
+        of the folder is: its process lives), or ``owed`` (interrupted: its store is gone, or it is this manager's
+        and failed)."""
+        if pending.writer == self.store.texts.writer_token:
+            return "here" if pending.owner in self._verifying else "owed"
+        return "running" if self.store.texts.writer_alive(pending.writer) else "owed"
+
+    def _owed_erasures(self, owners: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of ``owners`` have an interrupted erasure not finished (a write of theirs is not stored: it would be
+        erased with them). One read of the (usually empty) table of pending erasures."""
+        if not owners:
+            return set()
+        return {p.owner for p in self.store.texts.pending_erasures()
+                if p.owner in owners and self._erasure_state(p) == "owed"}
+
+    def _refuse_if_erasing(self, tenant_id: str, user_id: str) -> None:
+        """Before a read of one owner: raise :class:`ErasurePendingError` if an erasure of the owner began and has
+        not finished, unless this manager is running it (one indexed read of the pending-erasure table)."""
+        pending = self.store.texts.pending_erasure(tenant_id, user_id)
+        if pending is None:
+            return
+        state = self._erasure_state(pending)
+        if state == "running":
+            raise ErasurePendingError(f"{tenant_id}/{user_id} is being erased by another store of this data folder "
+                                      "(another process or manager): nothing of the user is served until that "
+                                      "erasure has finished; try again")
+        if state == "owed":
+            raise ErasurePendingError(f"the erasure of {tenant_id}/{user_id} was interrupted and has not finished: "
+                                      "nothing of the user is served until it has, which the store does when it is "
+                                      "next opened (MemoryManager.recover) or when the user is erased again")
 
     def record_for(self, m: Message) -> MemoryRecord:
         """The long-term record a message is stored as by :meth:`add` (a raw turn, not a distilled fact)."""
@@ -414,42 +516,151 @@ class MemoryManager:
     def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:
         """The user's recent window, oldest first."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
+        self._catch_up()
+        self._refuse_if_erasing(tenant_id, user_id)
         return [_message_from(d) for d in self.store.texts.window(tenant_id, user_id)]
 
     def summary(self, *, tenant_id: str, user_id: str) -> str:
         """The user's rolling summary ('' when nothing has left the window)."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
+        self._catch_up()
+        self._refuse_if_erasing(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[0]
 
     def summary_sources(self, *, tenant_id: str, user_id: str) -> list[str]:
         """Ids of the messages folded into the user's summary."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
+        self._refuse_if_erasing(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[1]
 
     def records(self, *, tenant_id: str, user_id: str, scope: Scope = "all", as_of: float | str | None = None) -> list[MemoryRecord]:
         """The user's long-term records within a scope (see store.Scope)."""
+        self._catch_up()
         now = self._now(as_of)
+        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
         return self.store.records(tenant_id, user_id, scope=scope, now=now)
 
     def get_record(self, memory_id: str, *, tenant_id: str, user_id: str) -> MemoryRecord:
         """One record of the user, by id; KeyError when that user has no such record."""
+        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
         found = self.store.get([memory_id], tenant_id=tenant_id, user_id=user_id)
         if memory_id in found:
             return found[memory_id]
         raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
 
+    # --- delete some records of a user (erase_user deletes all of one) ----------
+    def delete_record(self, memory_id: str, *, tenant_id: str, user_id: str, actor: str = "system") -> dict[str, int]:
+        """Remove one record of the user completely, leaving no copy of its text on disk: :meth:`delete_records`."""
+        return self.delete_records([memory_id], tenant_id=tenant_id, user_id=user_id, actor=actor)
+
+    def delete_records(self, memory_ids: Sequence[str], *, tenant_id: str, user_id: str,
+                       messages: Sequence[Message] = (), entries: Callable[[dict[str, Any]], bool] | None = None,
+                       actor: str = "system") -> dict[str, int]:
+        """Remove some records of one user completely, as :meth:`erase_user` removes all of a user:
+
+        * the records' text-store rows (text, metadata, the vector copy) and their vectors: on an embedded store the
+          owner's collection is made again without them (:meth:`MemoryStore.delete_vectors`), and a trace Chroma's
+          page reuse left in its database file is cleared as an erasure clears one (memory/runtime/erase.py);
+        * the messages they were read from (by message id and session) and ``messages``: out of the recent window,
+          their ``role: content`` lines out of the summary (with their source ids), their write-path decisions out
+          of the log (by the message's identity, :func:`memory_id_for`);
+        * the records' own decision-log entries; an entry that names one as the stored fact it was judged against
+          keeps its decision, without that fact's text or the values its reason quoted;
+        * ``entries``: the log entries it is true for (a caller's own log about the records: the LangGraph store's);
+        * the process's text caches' entries holding the removed texts (memory/core/textcaches.py).
+
+        Then the text file is searched for the removed texts (the records', the messages') and rebuilt if one is
+        found that no row still holds (SQLite's page rebalancing can leave a copy in a page's unused area). Ids of
+        another user's records or of none are left alone. Runs under the write lock; costs the owner's vectors
+        (embedded), window and log, and one read of the text file and of Chroma's. Audited as ``delete_records``
+        (ids and counts, no text). Returns what went, per path.
+        """
+        from memory.runtime.erase import Evidence, chroma_file_check, clear_chroma_traces
+
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        ids = list(dict.fromkeys(validate_identifier(m, "memory_id") for m in memory_ids))
+        with self.writing(f"deleting {len(ids)} record(s) of {tenant_id}/{user_id}"):
+            self._refuse_if_erasing(tenant_id, user_id)
+            records = list(self.store.get(ids, tenant_id=tenant_id, user_id=user_id).values())
+            gone = {r.memory_id for r in records}
+            vector_of = dict(zip(*self.store.texts.vectors(tenant_id, user_id, sorted(gone))))
+            sources = {(r.message_id, r.session_id) for r in records if r.message_id}
+            sources |= {(m.id, m.session_id) for m in messages}
+            keys = {memory_id_for(m) for m in messages}
+            texts = sorted({r.content for r in records} | {m.content for m in messages})
+
+            def rewrite(entry: dict[str, Any]) -> dict[str, Any] | None:
+                if entry.get("memory_id") in gone or entry.get("message_key") in keys or (entries and entries(entry)):
+                    return None
+                candidate = entry.get("candidate") or {}
+                if candidate.get("id") in gone:  # judged against a record now deleted: the decision without its text
+                    said = f"{entry.get('decision', 'decided')} against a stored fact that was deleted since"
+                    return {**entry, "candidate": {"id": candidate["id"], "text": ""}, "code": "legacy",
+                            "params": {"text": said}, "reason": said, "plain": None}
+                return entry
+
+            with self.store.transaction():
+                removed = self.store.texts.forget(
+                    tenant_id, user_id, memory_ids=sorted(gone), rewrite_entry=rewrite,
+                    drop_message=lambda m: (m.get("id"), m.get("session_id")) in sources)
+                text, kept = self.store.texts.summary(tenant_id, user_id)
+                lines = text.split("\n") if text else []
+                flat = [" ".join(t.split()) for t in texts]
+                left = [ln for ln in lines if not any(f and f in ln for f in flat)]
+                if len(left) < len(lines):
+                    dropped_ids = {i for i, _ in sources}
+                    self.store.texts.set_summary(tenant_id, user_id, "\n".join(left),
+                                                 [i for i in kept if i not in dropped_ids])
+                removed["summary_lines"] = len(lines) - len(left)
+            removed["long_term_vectors"] = self.store.delete_vectors(tenant_id, user_id, sorted(gone))
+            removed["cache"] = forget_texts(texts)  # query embeddings included: every registered text cache
+            vectors = [(r.content, vector_of[r.memory_id]) for r in records if vector_of.get(r.memory_id)]
+            evidence = Evidence(texts, self.store.collection_of(tenant_id, user_id),
+                                [self.store.texts.vector_id(m) for m in sorted(gone)], vectors)
+            removed.update(chroma_pages_rewritten=0, chroma_rebuilt=0, text_file_rebuilt=0)
+            if self.store.chroma_dir is not None and gone:
+                paths = [chroma_file_check(self.store, evidence)]
+                if paths[0].remaining:
+                    clear_chroma_traces(self, evidence, paths, 0, removed)
+                removed["chroma_traces_left"] = paths[0].remaining
+            removed["text_file_traces_left"] = self._clear_text_traces(texts, removed, tenant_id=tenant_id,
+                                                                       user_id=user_id)
+            self.store.audit("delete_records", tenant_id, user_id, actor=actor,
+                             detail={"memory_ids": sorted(gone), "messages": len(messages), "removed": removed})
+        return removed
+
+    def _clear_text_traces(self, texts: list[str], removed: dict[str, int], *, tenant_id: str, user_id: str) -> int:
+        """After :meth:`delete_records`: how many of ``texts`` the text file still holds that none of the owner's
+        rows holds; if any, the file is rebuilt (VACUUM) first and searched again. 0 in memory. (A text another
+        owner also holds is counted: what it costs to tell is every owner's texts, as the erasure's disk scan reads.)"""
+        from memory.core.bytesearch import NeedleSearch
+        from memory.runtime.erase import MIN_CANARY_BYTES, user_texts
+
+        path = self.store.text_file
+        needles = [t.encode("utf-8", "surrogatepass") for t in texts]
+        needles = [n for n in needles if len(n) >= MIN_CANARY_BYTES]
+        if path is None or not needles:
+            return 0
+        found = NeedleSearch(needles).in_file(path)
+        if found:  # the same text in a row the owner keeps (another record, message or entry) is no trace
+            held = "\n".join(user_texts(self, tenant_id=tenant_id, user_id=user_id)).encode("utf-8", "surrogatepass")
+            held += json.dumps([e.get("value") for e in self.store.decisions(tenant_id, user_id)],
+                               ensure_ascii=False).encode("utf-8", "surrogatepass")
+            found = {n for n in found if n not in held}
+        if found:  # a copy SQLite's page rebalancing left in a page's unused area: rebuild the file
+            self.store.rebuild_text_file()
+            removed["text_file_rebuilt"] = 1
+            found = NeedleSearch(found).in_file(path)
+        return len(found)
+
     # --- read ---------------------------------------------------------------
     def embed_query(self, query: str) -> np.ndarray:
-        """Embed a query once; repeated queries come from a small cache (erasure clears it)."""
-        with self._cache_lock:
-            if query in self._query_cache:
-                self._query_cache.move_to_end(query)
-                return self._query_cache[query]
-        vec = self.embedder.embed([query])[0]
-        with self._cache_lock:
-            self._query_cache[query] = vec
-            while len(self._query_cache) > _QUERY_CACHE_SIZE:
-                self._query_cache.popitem(last=False)
+        """Embed a query once; repeated queries come from a small cache (an erasure clears this manager's, and takes
+        the queries holding the erased user's texts out of every other manager's: memory/core/textcaches.py)."""
+        vec = self._query_cache.get(query)
+        if vec is None:
+            vec = self.embedder.embed([query])[0]
+            self._query_cache.put(query, vec)
         return vec
 
     def candidates(
@@ -468,6 +679,8 @@ class MemoryManager:
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
         tenant_id, user_id = _check_owner(tenant_id, user_id)
+        self._catch_up()
+        self._refuse_if_erasing(tenant_id, user_id)
         now = self._now(as_of)
         n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
         vec = self.embed_query(query) if query_vector is None else query_vector
@@ -534,27 +747,90 @@ class MemoryManager:
         ``disk_scan=True`` also searches every file of the data folder for the user's texts, vector ids and
         vectors: an independent check whose cost is the folder's size, off by default (everything else costs
         what the user owns, but for one linear read of Chroma's database file: memory/runtime/erase.py).
-        """
-        from memory.runtime.erase import delete_everywhere, verify_deletion
 
+        The erasure is recorded as pending before its first delete, and the record removed once this report is made:
+        if it is interrupted (a full disk, a kill, a crash), the user is neither served nor written until it is
+        finished, by :meth:`recover` when the store is next opened, or by this call again. On a full disk it raises
+        :class:`DiskFullError`: "refused, nothing of it done" when not even the record could be written.
+        """
         tenant_id, user_id = _check_owner(tenant_id, user_id)
-        owner = (tenant_id, user_id)
+        return self._erase((tenant_id, user_id), actor=actor, disk_scan=disk_scan)
+
+    def _erase(self, owner: tuple[str, str], *, actor: str, disk_scan: bool, action: str = "erase_user"
+               ) -> EraseReport:
+        """:meth:`erase_user` of a validated owner; ``action`` names its audit entry. An erasure of the owner that
+        was interrupted before (its record is there) is finished by this one: see memory/runtime/erase.py."""
+        from memory.runtime.erase import Evidence, delete_everywhere, verify_deletion
+
+        tenant_id, user_id = owner
+        texts = self.store.texts
+        recorded = False
         with self.writing(f"the erasure of {tenant_id}/{user_id}"):
             self._epochs[owner] = self._epochs.get(owner, 0) + 1
             self._verifying[owner] = self._verifying.get(owner, 0) + 1
             try:
-                erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor)
-                erased.removed["text_memos"] = clear_text_caches()  # the write path's memos hold texts too
+                prior = texts.pending_erasure(tenant_id, user_id)
+                evidence = Evidence.collect(self, tenant_id, user_id)
+                self._begin_erasure(owner, actor=actor, disk_scan=disk_scan, evidence=evidence)  # before any delete
+                recorded = True
+                audit = {} if prior is None else {"interrupted": {"actor": prior.actor, "at": prior.at}}
+                erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor, evidence=evidence,
+                                           segments=prior.segments if prior else None, action=action, audit=audit)
+                # every registered cache holding user text (the write path's memos, judges, other managers' queries)
+                erased.removed["text_memos"] = forget_texts(erased.evidence.texts)
             except BaseException as exc:
                 self._done_verifying(owner)
-                if isinstance(exc, Exception) and is_disk_full(exc, self.data_dir):
-                    raise self._disk_full(self.data_dir, f"the erasure of {tenant_id}/{user_id} could not finish "
-                                          "(audit_user lists what is still stored)") from exc
-                raise
+                texts.room.keep()  # given back if the record could not be written at first: taken again if it can be
+                failure = self._erasure_failed(owner, exc) if recorded else exc
+                if failure is exc:
+                    raise
+                raise failure from exc
         try:  # other owners' writers go on; this owner's wait (apply) until the report is made
-            return verify_deletion(self, erased, disk_scan=disk_scan)
+            # after an interrupted erasure whose deletes had committed nothing is left to search for: rebuild the files
+            report = verify_deletion(self, erased, disk_scan=disk_scan,
+                                     rebuild=prior is not None and not evidence.vector_ids)
+        except BaseException as exc:
+            texts.room.keep()
+            failure = self._erasure_failed(owner, exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+        else:  # the record goes before this owner's writers go on (they would be refused while it is there)
+            self._end_erasure(owner)
         finally:
             self._done_verifying(owner)
+        return report
+
+    def _end_erasure(self, owner: tuple[str, str]) -> None:
+        """Remove the owner's pending-erasure record (the erasure ran to its report) and take the room for records
+        again. If the record cannot be removed, it stays: the next opening repeats the erasure, which finds nothing."""
+        try:
+            self.store.texts.end_erasure(*owner)
+        except Exception as exc:  # noqa: BLE001 - done and verified; the report stands
+            log.warning("the erasure of %s/%s is done but its pending record stays: %s", *owner, exc)
+        self.store.texts.room.keep()
+
+    def _begin_erasure(self, owner: tuple[str, str], *, actor: str, disk_scan: bool, evidence: Any) -> None:
+        """Write the owner's pending-erasure record (before the first delete), with what finishing an interrupted
+        erasure needs: whether it scans the disk, and the Chroma segment folders of the owner's collection."""
+        detail = {"disk_scan": bool(disk_scan), "segments": list(evidence.segments or [])}
+        try:
+            self.store.texts.begin_erasure(*owner, actor=actor, detail=detail)
+        except Exception as exc:
+            if is_disk_full(exc, self.data_dir):
+                raise self._disk_full(self.data_dir, f"the erasure of {owner[0]}/{owner[1]} was refused, nothing of "
+                                      "it done (not even its pending record could be written)") from exc
+            raise
+
+    def _erasure_failed(self, owner: tuple[str, str], exc: BaseException) -> BaseException:
+        """What an erasure that failed after its pending record was written raises: on a full disk one DiskFullError
+        that says the erasure is owed; any other error as it was."""
+        if isinstance(exc, Exception) and is_disk_full(exc, self.data_dir):
+            return self._disk_full(self.data_dir, f"the erasure of {owner[0]}/{owner[1]} could not finish "
+                                   "(audit_user lists what is still stored); it stays pending: the user is not "
+                                   "served until it is finished, when the store is next opened or the user erased "
+                                   "again")
+        return exc
 
     def _done_verifying(self, owner: tuple[str, str]) -> None:
         with self._idle:
@@ -571,16 +847,21 @@ class MemoryManager:
         evidence = Evidence.collect(self, tenant_id, user_id)
         return verify_erased(self, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
 
+    def _catch_up(self) -> None:
+        """Before a read: when another client of the text file (another process on the folder, or on the same
+        ``chroma run`` server with the same folder) has erased a user since this manager last looked, empty the caches
+        that may hold that user's texts, as that erasure emptied its own (:meth:`MemoryStore.catch_up`). Until its
+        next read a manager keeps what it cached: no client is told of an erasure, each looks."""
+        if self.store.catch_up():  # which texts went, this client cannot know: every registered cache is emptied
+            self.clear_caches()
+            clear_text_caches()
+
     def clear_caches(self) -> int:
         """Drop every cached query embedding; returns how many were dropped."""
-        with self._cache_lock:
-            n = len(self._query_cache)
-            self._query_cache.clear()
-            return n
+        return self._query_cache.clear()
 
     def cached_queries(self) -> list[str]:
-        with self._cache_lock:
-            return list(self._query_cache)
+        return list(self._query_cache)
 
     def owners(self) -> list[tuple[str, str]]:
         """Every (tenant, user) this workspace holds anything of: long-term records, a recent window or a summary."""
@@ -588,10 +869,12 @@ class MemoryManager:
 
     def count(self, *, tenant_id: str, user_id: str) -> int:
         """The user's long-term records (the archive included), counted by the store."""
+        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
         return self.store.count(tenant_id, user_id)
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
         """The stored vectors of the user's records ``memory_ids`` (memory_id -> unit vector)."""
+        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
         return self.store.embeddings(memory_ids, tenant_id=tenant_id, user_id=user_id)
 
     def audit_log(self) -> list[dict[str, Any]]:
@@ -601,11 +884,17 @@ class MemoryManager:
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
         """The user's logged write-path decisions, oldest first (only one message's with ``message_id``)."""
         tenant_id, user_id = _check_owner(tenant_id, user_id)
+        self._refuse_if_erasing(tenant_id, user_id)
         return self.store.decisions(tenant_id, user_id, message_id=message_id)
 
     def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
         """Journaled write plans not committed yet (a crashed writer's, or one being applied now)."""
         return self.store.pending_plans()
+
+    def pending_erasures(self) -> list[PendingErasure]:
+        """Erasures begun and not finished: running now (here or in another process of the folder), or interrupted
+        and owed (their users are refused until :meth:`recover` finishes them)."""
+        return self.store.texts.pending_erasures()
 
     def close(self) -> None:
         """Close the workspace's text file; the manager is not usable afterwards."""
@@ -624,7 +913,34 @@ class MemoryManager:
 
 
 class _AlreadyCommitted(Exception):
-    """A plan's journal row was gone at commit time: someone else committed it (the transaction rolls back)."""
+    """A plan's journal row was gone at commit time: someone else committed it, or an erasure by another writer
+    deleted it (the transaction rolls back)."""
+
+
+class _Scrubbed(_AlreadyCommitted):
+    """A plan's journal row had lost owners at commit time: an erasure by another writer scrubbed them out of it (the
+    transaction rolls back; the plan is applied again without them)."""
+
+
+def _marked_owners(plan: Plan) -> set[tuple[str, str]]:
+    """The owners of a plan's commit marks (in a plan of the write paths, every owner it writes for)."""
+    return {(t, u) for t, u, _ in plan.ingested}
+
+
+def _messages_in(plan: Plan) -> int:
+    """How many messages a plan writes (each once: a message has two commit marks and one window entry)."""
+    return len(plan.window) or len(plan.add) + len(plan.update)
+
+
+def erased_message(dropped: Sequence[Message], *, stored: int, during: str) -> str:
+    """The one line of the :class:`~memory.core.errors.ErasedError` of a batch call (``during``) some of whose
+    messages were not stored because their user was erased while it ran: the users, how many messages (each once)
+    and which, and how many were stored."""
+    once = list({memory_id_for(m): m for m in dropped}.values())
+    owners = sorted({(m.tenant_id, m.user_id) for m in once})
+    names = ", ".join(repr(m.id) for m in once[:5]) + (", ..." if len(once) > 5 else "")
+    return (f"{', '.join(f'({t!r}, {u!r})' for t, u in owners)} erased while {during} ran: "
+            f"{len(once)} message(s) not stored ({names}); the other {stored} were stored")
 
 
 def owner_order(messages: Sequence[Message]) -> list[int]:

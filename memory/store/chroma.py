@@ -3,7 +3,8 @@ TextStore (raw text, lifecycle metadata, a copy of each vector).
 
 * Embedded ``PersistentClient`` under a data folder by default, an in-memory
   client for tests, ``HttpClient`` when ``MEMORY_CHROMA_HOST``/``MEMORY_CHROMA_PORT``
-  (or ``host``/``port``) are set.
+  (or ``host``/``port``) are set. On a server, a workspace's texts stay in a local data folder, one for every client:
+  the server binds the workspace to it at first use and refuses another (memory/store/binding.py).
 * Cosine space; :func:`similarity_from_distance` is the only place a distance
   becomes a similarity (higher is more similar).
 * Isolation by (tenant_id, user_id) is physical: each owner's vectors are a collection of their own and each
@@ -31,6 +32,7 @@ import numpy as np
 from memory.store.chroma_files import (Serialized, opening, purge_collection, rebuild, rewrite_rows_of_pages, segments, trace_pages,
                            traces)
 from memory.core.errors import ErasedError, MemoryLabError
+from memory.store.binding import bind, unbind
 from memory.store.heap import zero_fill_allocations
 from memory.core.schema import MemoryRecord, field_values, validate_identifier
 from memory.store.textstore import TextStore
@@ -114,10 +116,19 @@ class StoreLocation:
 _CLIENTS: dict[tuple, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 DELETE_ATTEMPTS = 4
+_AUDITED_HERE: dict[str, set[int]] = {}
+"""The audit entries this process wrote, per text file (:meth:`MemoryStore.audit`): an erasure here has emptied this
+process's caches of the erased texts already, so :meth:`MemoryStore.catch_up` leaves them be for those."""
+_AUDITED_LOCK = threading.Lock()
 _STORES: dict[tuple, int] = {}
 """How many open stores use each embedded folder's client: the last one to close (or to be garbage-collected) closes
 the client, so dropped managers do not keep its files, threads and memory (60 of them held 467 MB and 719 open
 files). Server and in-memory clients are shared and stay."""
+
+
+def _audited_here(text_key: str, seq: int) -> None:
+    with _AUDITED_LOCK:
+        _AUDITED_HERE.setdefault(text_key, set()).add(seq)
 
 
 def _client_key(location: StoreLocation) -> tuple:
@@ -196,6 +207,11 @@ def release_client(data_dir: Path) -> bool:
     return True
 
 
+def _server(location: StoreLocation) -> str:
+    """host:port of a server location, as its one-line errors name it."""
+    return f"{location.host}:{location.port or 8000}"
+
+
 def workspace_key(workspace: str, embedder_name: str) -> str:
     """The file name stem of a workspace's text store: a hash of (workspace, embedder), so two different
     names never share a file (``团队一`` and ``团队二``, ``a/b`` and ``a:b``, long names differing at the end);
@@ -225,17 +241,30 @@ class MemoryStore:
         self.embedder_name = embedder_name
         self.dim = int(dim)
         self.exact_max = int(exact_max)
+        self.key = workspace_key(workspace, embedder_name)
+        if location.host and location.data_dir is None:
+            raise MemoryLabError(f"the Chroma server at {_server(location)} needs a data folder for the texts of "
+                                 f"workspace {self.workspace!r}, one its clients share: texts kept in memory would be "
+                                 "this process's alone, and no other client's erasure would reach them")
         self.client = chroma_client(location)
+        self.folder_id: str | None = None
+        """On a server: the id of the text folder the workspace is bound to (memory/store/binding.py), else None."""
+        if location.host and location.data_dir is not None:  # before the text file is made: a refusal writes nothing
+            self.folder_id = bind(self.client, key=self.key, workspace=self.workspace, folder=location.data_dir,
+                                  server=_server(location))
         key = _client_key(location)
         _use_client(key)
         self._release = weakref.finalize(self, _let_go_later, key)
         """Lets go of the client once: at :meth:`close`, :meth:`drop`, or when the store is garbage-collected."""
-        self.key = workspace_key(workspace, embedder_name)
         text_path = None if location.data_dir is None else location.data_dir / "text" / f"{self.key}.sqlite3"
         self.texts = TextStore(text_path)
         self.texts.claim(workspace=workspace, embedder=embedder_name, dim=str(self.dim), layout=LAYOUT)
         self._handles: dict[str, Any] = {}
         self._cache = VectorCache(cache_mb if cache_mb is not None else _cache_mb_from_env())
+        self._audit_seen = self.texts.audit_head()
+        """The last audit entry this store has acted on (:meth:`catch_up`)."""
+        self._text_key = None if text_path is None else str(text_path.resolve())
+        self._seen_lock = threading.Lock()
         self._batch = max(1, min(int(self.client.get_max_batch_size()), 5000))
 
     @property
@@ -297,6 +326,35 @@ class MemoryStore:
             if handle is not None:
                 handle.delete(ids=[self.texts.vector_id(records[i].memory_id) for i in idx])
 
+    def delete_vectors(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> int:
+        """Remove these records' vectors from the owner's collection (for :meth:`MemoryManager.delete_records`,
+        after their text-store rows are gone, under the manager's write lock). On an embedded store no file of
+        Chroma's may keep them, and a deleted vector stays in Chroma's log and HNSW files: the collection is purged
+        (:func:`purge_collection`) and made again under its registered name from the vectors of the owner's records
+        that remain (the text store's copies), so the cost is the owner's vectors. On a server (its files are not
+        this process's) or in memory: Chroma's delete. Returns how many vectors went."""
+        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        name = self.texts.collection_of(tenant_id, user_id)
+        self._cache.pop((tenant_id, user_id))
+        if name is None or not memory_ids:
+            return 0
+        if self.chroma_dir is None:
+            handle = self._handle(name, create=False)
+            if handle is None:
+                return 0
+            before = handle.count()
+            handle.delete(ids=[self.texts.vector_id(m) for m in memory_ids])
+            return int(before - handle.count())
+        before = self._delete_collection(name)
+        ids, blobs = self.texts.vectors(tenant_id, user_id)
+        keep = [(i, b) for i, b in zip(ids, blobs) if b is not None]
+        if keep:
+            vectors = np.frombuffer(b"".join(b for _, b in keep), dtype=np.float32).reshape(-1, self.dim)
+            vids = [self.texts.vector_id(i) for i, _ in keep]
+            for start in range(0, len(vids), self._batch):
+                self._upsert(name, vids[start : start + self._batch], vectors[start : start + self._batch])
+        return max(before - len(keep), 0)
+
     def update(self, records: list[MemoryRecord]) -> int:
         """Write back the metadata (and text fields) of existing records; a record that is gone (erased)
         is not written back. Returns how many were updated."""
@@ -328,6 +386,30 @@ class MemoryStore:
             counts["long_term_vectors_late"] = self._delete_collection(name)  # with the registry gone, none can now
         return counts
 
+    def catch_up(self) -> bool:
+        """Act on what other clients of the text file (other processes; other stores in this process) entered in its
+        audit trail since this store last looked: erasures above all, which emptied *their* caches, not this store's.
+        Each such owner's cached vectors are dropped (every owner's, for an entry of no owner: a snapshot's restore).
+        True when an entry came from another process, so the caller empties this process's caches of texts too (an
+        erasure in this process has: memory/core/textcaches.py). Costs one indexed read when nothing is new (none in
+        memory, where no other client can reach the texts): :class:`memory.runtime.manager.MemoryManager` calls it
+        before serving a read."""
+        if self._text_key is None:
+            return False
+        with self._seen_lock:
+            entries = self.texts.audit_after(self._audit_seen)
+            if not entries:
+                return False
+            self._audit_seen = entries[-1][0]
+        for _, tenant_id, user_id in entries:
+            if tenant_id or user_id:
+                self._cache.pop((tenant_id, user_id))
+            else:
+                self._cache.clear()
+        with _AUDITED_LOCK:
+            here = _AUDITED_HERE.get(self._text_key, set())
+            return any(seq not in here for seq, _, _ in entries)
+
     def registered_collections(self) -> set[str]:
         """The collection names this workspace's registry holds (one per owner with vectors): a Chroma collection of
         the folder that is none of these, nor another workspace's, is one no erasure would reach."""
@@ -357,6 +439,15 @@ class MemoryStore:
         """The owner's logged write-path decisions, oldest first (of one message with ``message_id``)."""
         return self.texts.decisions(*_check_owner(tenant_id, user_id), message_id=message_id)
 
+    def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+        """The owner's recent window as stored (message fields), oldest first: what an erasure or an audit reads, also
+        while the owner's erasure is pending (the manager's reads refuse the owner then)."""
+        return self.texts.window(*_check_owner(tenant_id, user_id))
+
+    def summary(self, tenant_id: str, user_id: str) -> str:
+        """The owner's rolling summary as stored ('' for none), read as :meth:`window` is."""
+        return self.texts.summary(*_check_owner(tenant_id, user_id))[0]
+
     def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
         """Write plans journaled and not committed yet, as (sequence, plan)."""
         return self.texts.journal_pending()
@@ -375,8 +466,11 @@ class MemoryStore:
         return self.texts.transaction()
 
     def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
-        """Append one entry to the workspace's audit trail."""
-        self.texts.audit(action, tenant_id, user_id, actor=actor, detail=detail)
+        """Append one entry to the workspace's audit trail (known, once committed, as this process's own)."""
+        with self.texts.transaction():
+            self.texts.audit(action, tenant_id, user_id, actor=actor, detail=detail)
+            if self._text_key is not None:
+                self.texts.after_commit(functools.partial(_audited_here, self._text_key, self.texts.audit_head()))
 
     def audit_log(self) -> list[dict[str, Any]]:
         """The workspace's audit trail, oldest first."""
@@ -440,6 +534,11 @@ class MemoryStore:
             try:
                 self._delete_collection(name)
             except Exception:  # noqa: BLE001 - already gone, or the server is down: nothing more to do
+                pass
+        if self.folder_id is not None:
+            try:
+                unbind(self.client, key=self.key, folder_id=self.folder_id)
+            except Exception:  # noqa: BLE001 - the server is down: the name stays bound to this folder
                 pass
         self._handles.clear()
         self._cache.clear()

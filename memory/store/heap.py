@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
+import sys
 import threading
+from typing import Sequence
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +37,41 @@ PROCESS_ENV = {"GLIBC_TUNABLES": f"glibc.malloc.perturb={PERTURB_BYTE}:glibc.mal
 """Environment for a process that writes Chroma files (a ``chroma run`` server, the lab): the same fill,
 and no tcache, read by glibc at start."""
 
+SCRUB_ENV = {**PROCESS_ENV, "PYTHONMALLOC": "malloc"}
+"""Environment for a long-lived server that holds users' texts (the MCP server): :data:`PROCESS_ENV`, and Python's
+small objects from glibc's malloc too (not pymalloc's arenas, which glibc's fill never sees), so what a verified
+erasure frees is overwritten rather than left in the process's memory."""
+
+RESTARTED_ENV = "MEMORY_SCRUB_RESTARTED"
+"""Set by :func:`restart_scrubbing` in the process it starts: one restart at most."""
+
 _lock = threading.Lock()
 _state: dict[str, bool] = {}
+
+
+def restart_scrubbing(argv: Sequence[str]) -> None:
+    """Replace this process with ``python ARGV...`` under :data:`SCRUB_ENV`, where that is possible and not done yet:
+    on Linux with glibc, when none of its variables is set otherwise (a caller's own choice is kept). Returns when it
+    does nothing; otherwise it does not return (the process goes on as the new program, with the same stdin, stdout
+    and stderr)."""
+    if os.environ.get(RESTARTED_ENV) or not sys.platform.startswith("linux") or not _is_glibc():
+        return
+    tunables, allocator = os.environ.get("GLIBC_TUNABLES"), os.environ.get("PYTHONMALLOC")
+    if allocator not in (None, "malloc") or (tunables is not None and "glibc.malloc.perturb" not in tunables):
+        return  # the caller chose otherwise
+    if allocator == "malloc" and tunables is not None:
+        return  # started so already (glibc rewrites GLIBC_TUNABLES in the environment it hands on: not compared)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *argv], {**os.environ, **SCRUB_ENV, RESTARTED_ENV: "1"})
+
+
+def _is_glibc() -> bool:
+    try:
+        ctypes.CDLL(None).gnu_get_libc_version
+    except (OSError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def zero_fill_allocations() -> bool:

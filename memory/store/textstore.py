@@ -5,6 +5,14 @@ SQLite with ``secure_delete`` on and a VACUUM after every erasure, so erased
 text is overwritten in the file rather than left in free pages: a plain Chroma
 ``delete`` (even after ``chroma vacuum``) leaves the document's text in
 ``chroma.sqlite3``, so documents never go there.
+
+It also holds the pending-erasure records (table ``erasures``: owner, when, who, the erasing process's writer lease,
+and what an interrupted erasure needs to finish, never a text of the user). An erasure writes its record, committed
+and so fsync'd, before its first delete and removes it once it has run to its report; a record left behind is an
+erasure owed, which :meth:`MemoryManager.recover` finishes when the store is next opened. So the record can be
+written on a disk another program filled to the last byte, the text folder keeps :data:`ROOM_BYTES` set aside
+(:class:`ErasureRoom`): if the record's transaction fails for want of space, that room is given back and the record
+written in it. The room is taken again whenever the disk has it (at open, after each erasure).
 """
 
 from __future__ import annotations
@@ -15,16 +23,20 @@ import hmac
 import itertools
 import json
 import logging
+import os
+import re
 import secrets
 import sqlite3
 import threading
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from memory.core.errors import MemoryLabError
+from memory.store.space import is_disk_full
 
 BUSY_TIMEOUT_MS = 60_000
 """How long a write waits for another process's transaction on the same file before it fails."""
@@ -65,6 +77,10 @@ CREATE TABLE IF NOT EXISTS decisions (
     message_id TEXT NOT NULL, at REAL NOT NULL, entry TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS decisions_owner ON decisions (tenant_id, user_id, message_id);
+CREATE TABLE IF NOT EXISTS erasures (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, at REAL NOT NULL, actor TEXT NOT NULL, writer TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (tenant_id, user_id)
+);
 """
 
 log = logging.getLogger(__name__)
@@ -90,6 +106,8 @@ class TextStore:
         self._db.execute("INSERT OR IGNORE INTO info VALUES ('salt', ?)", (secrets.token_hex(16),))
         self._salt = bytes.fromhex(self._rows("SELECT value FROM info WHERE key = 'salt'")[0][0])
         self._writer = WriterLease(None if self.path is None else self.path.parent / "writers")
+        self.room = ErasureRoom(None if self.path is None else self.path.parent)
+        self.room.keep()
 
     def rebuild(self) -> None:
         """Rebuild the file (VACUUM, the file's cost): every page written afresh, so no copy of deleted text that
@@ -402,6 +420,17 @@ class TextStore:
         with self.transaction():
             return self._db.execute("DELETE FROM journal WHERE seq = ?", (seq,)).rowcount == 1
 
+    def journal_marks(self, seq: int) -> list[tuple[str, str, str]] | None:
+        """The commit marks a journaled plan holds now (an erasure by another writer scrubs its owner's out, see
+        :meth:`erase_owner`); None when the plan is gone. Only the marks are read out of the plan (SQLite's JSON)."""
+        rows = self._rows("SELECT json_extract(plan, '$.ingested') FROM journal WHERE seq = ?", (seq,))
+        return None if not rows else [(t, u, k) for t, u, k in json.loads(rows[0][0] or "[]")]
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection (another writer of the file) commits,
+        and only then: a writer that sees the same value twice knows nobody else changed the file in between."""
+        return int(self._rows("PRAGMA data_version")[0][0])
+
     def journal_orphans(self) -> list[tuple[int, dict[str, Any]]]:
         """Pending plans whose writer is gone (crashed, killed): the ones a newly opened store rolls forward.
         A plan of a writer that is still running (another process on the same folder) is its own to finish."""
@@ -411,6 +440,55 @@ class TextStore:
     def journal_pending(self) -> list[tuple[int, dict[str, Any]]]:
         """Plans recorded but not finished (a crash happened while applying them), oldest first."""
         return [(seq, json.loads(plan)) for seq, plan in self._rows("SELECT seq, plan FROM journal ORDER BY seq")]
+
+    # --- pending erasures ---------------------------------------------------
+    def begin_erasure(self, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
+        """Record, durably (its own committed transaction), that the owner's erasure has begun: before its first delete.
+        ``detail`` is what an interrupted erasure needs to finish (never a text of the user). A record already there
+        (an erasure interrupted before) is replaced, its ``segments`` kept. On a disk too full for the transaction,
+        the :class:`ErasureRoom` is given back and the record written once more; if that fails too, it raises and
+        nothing is recorded (the caller deletes nothing)."""
+        prior = self.pending_erasure(tenant_id, user_id)
+        if prior is not None:
+            detail = {**detail, "segments": sorted(set(prior.segments) | set(detail.get("segments") or []))}
+        row = (tenant_id, user_id, time.time(), actor, self._writer.token, _json(detail))
+        statement = [("INSERT OR REPLACE INTO erasures VALUES (?, ?, ?, ?, ?, ?)", row)]
+        try:
+            self._tx(statement)
+        except Exception as exc:
+            if not (is_disk_full(exc, self.path.parent if self.path else None) and self.room.release()):
+                raise
+            log.warning("the disk holding %s is full: the room set aside for erasure records was given back", self.path)
+            self._tx(statement)
+
+    def end_erasure(self, tenant_id: str, user_id: str) -> bool:
+        """Remove this store's pending-erasure record of the owner (the erasure ran to its report); False when there
+        was none of this store's (another process's erasure of the same owner replaced it, and removes it)."""
+        with self.transaction():
+            cur = self._db.execute("DELETE FROM erasures WHERE tenant_id = ? AND user_id = ? AND writer = ?",
+                                   (tenant_id, user_id, self._writer.token))
+            return cur.rowcount == 1
+
+    def pending_erasure(self, tenant_id: str, user_id: str) -> "PendingErasure | None":
+        """The owner's pending-erasure record, if an erasure of the owner began and has not ended (one indexed read:
+        every read of an owner asks it)."""
+        rows = self._rows("SELECT tenant_id, user_id, at, actor, writer, detail FROM erasures "
+                          "WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        return PendingErasure.of(rows[0]) if rows else None
+
+    def pending_erasures(self) -> list["PendingErasure"]:
+        """Every pending-erasure record, oldest first."""
+        rows = self._rows("SELECT tenant_id, user_id, at, actor, writer, detail FROM erasures ORDER BY at")
+        return [PendingErasure.of(r) for r in rows]
+
+    @property
+    def writer_token(self) -> str:
+        """This store's writer lease (:class:`WriterLease`): what its journal plans and erasure records carry."""
+        return self._writer.token
+
+    def writer_alive(self, token: str) -> bool:
+        """Whether the process (the store) of ``token`` still holds its lease; this store's own counts as gone."""
+        return self._writer.alive(token)
 
     # --- audit --------------------------------------------------------------
     def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
@@ -426,6 +504,16 @@ class TextStore:
             {"at": a, "action": b, "tenant_id": t, "user_id": u, "actor": c, "detail": json.loads(d)}
             for a, b, t, u, c, d in rows
         ]
+
+    def audit_head(self) -> int:
+        """The sequence number of the last audit entry (0 for none)."""
+        return self._rows("SELECT COALESCE(MAX(seq), 0) FROM audit")[0][0]
+
+    def audit_after(self, seq: int) -> list[tuple[int, str, str]]:
+        """(seq, tenant_id, user_id) of the audit entries after ``seq``, oldest first: a range read of the log's key,
+        one lookup when there is none (how another client of this file learns of an erasure)."""
+        return [tuple(r) for r in self._rows("SELECT seq, tenant_id, user_id FROM audit WHERE seq > ? ORDER BY seq",
+                                             (seq,))]
 
     # --- write-path decision log --------------------------------------------
     def add_decisions(self, rows: list[tuple[str, str, str, float, dict[str, Any]]]) -> None:
@@ -453,6 +541,39 @@ class TextStore:
             "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
         )[0][0]
 
+    # --- removing some of an owner's rows (MemoryManager.delete_records) ------
+    def forget(self, tenant_id: str, user_id: str, *, memory_ids: list[str],
+               drop_message: Callable[[dict[str, Any]], bool],
+               rewrite_entry: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
+        """Remove some of one owner's rows and the copies of their text, in one transaction (``secure_delete`` is on,
+        so what is removed is overwritten in place): the records ``memory_ids`` (the owner's version is bumped), the
+        window messages ``drop_message`` is true for, and each decision-log entry as ``rewrite_entry`` returns it
+        (None: deleted; an equal entry: left as it is). Costs the records named and the owner's window and log, not
+        the file's. Returns how many records, window messages and log entries went, and log entries rewritten."""
+        key = (tenant_id, user_id)
+        with self.transaction():
+            gone = self._rows_in("SELECT memory_id FROM texts WHERE memory_id IN ({marks}) AND +tenant_id = ? "
+                                 "AND +user_id = ?", (), list(memory_ids), tail=key)
+            self._tx(("DELETE FROM texts WHERE memory_id = ?", (m,)) for (m,) in gone)
+            if gone:
+                self._tx([("UPDATE owners SET version = version + 1 WHERE tenant_id = ? AND user_id = ?", key)])
+            window = self._rows("SELECT seq, message FROM window WHERE tenant_id = ? AND user_id = ?", key)
+            dropped = [seq for seq, message in window if drop_message(json.loads(message))]
+            self._tx(("DELETE FROM window WHERE tenant_id = ? AND user_id = ? AND seq = ?", (*key, seq))
+                     for seq in dropped)
+            deleted, rewritten = [], []
+            for seq, text in self._rows("SELECT seq, entry FROM decisions WHERE tenant_id = ? AND user_id = ?", key):
+                entry = json.loads(text)
+                clean = rewrite_entry(entry)
+                if clean is None:
+                    deleted.append(seq)
+                elif clean != entry:
+                    rewritten.append((json.dumps(clean, ensure_ascii=False), seq))
+            self._tx(("DELETE FROM decisions WHERE seq = ?", (seq,)) for seq in deleted)
+            self._tx(("UPDATE decisions SET entry = ? WHERE seq = ?", row) for row in rewritten)
+            return {"records": len(gone), "window": len(dropped), "decisions": len(deleted),
+                    "decisions_rewritten": len(rewritten)}
+
 
 COPYABLE_TABLES = ("window", "summaries", "ingested", "audit", "decisions", "journal")
 """Tables whose rows carry no file-specific value (records do: their vector ids are keyed by the file's salt)."""
@@ -465,6 +586,94 @@ def _check_copyable(table: str) -> None:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A Chroma segment id (a UUID): the name of the segment's folder under ``chroma/``."""
+
+
+@dataclass(frozen=True)
+class PendingErasure:
+    """A pending-erasure record: an erasure of (tenant_id, user_id) began at ``at`` (asked by ``actor``) in the store
+    whose writer lease is ``writer``, and has not ended."""
+
+    tenant_id: str
+    user_id: str
+    at: float
+    actor: str
+    writer: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: tuple) -> "PendingErasure":
+        tenant_id, user_id, at, actor, writer, detail = row
+        return cls(tenant_id, user_id, float(at), actor, writer, json.loads(detail))
+
+    @property
+    def owner(self) -> tuple[str, str]:
+        return (self.tenant_id, self.user_id)
+
+    @property
+    def disk_scan(self) -> bool:
+        """Whether the erasure was asked to scan the disk (its completion is, too)."""
+        return bool(self.detail.get("disk_scan"))
+
+    @property
+    def segments(self) -> list[str]:
+        """The Chroma segment folders the owner's collection had when the erasure began (an interrupted purge may
+        have deleted the collection and left them): only names of the form of a segment id, never a path."""
+        return [s for s in self.detail.get("segments") or [] if isinstance(s, str) and SEGMENT_ID.fullmatch(s)]
+
+
+ROOM_BYTES = 64 * 1024
+"""Space the text folder keeps set aside (:class:`ErasureRoom`) for a pending-erasure record on a full disk: the
+record's transaction needs SQLite's rollback journal (a header and the two or three pages it changes, about 13 KB)
+and at most one new page of the file."""
+ROOM_NAME = "erasure-room"
+
+
+class ErasureRoom:
+    """A file of :data:`ROOM_BYTES` (zeros, allocated on the disk) in the text folder, shared by the folder's stores,
+    given back when a pending-erasure record cannot be written for want of space, so that the record can be. It
+    is taken again whenever the disk has the room: at a store's opening and after each erasure."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = None if folder is None else folder / ROOM_NAME
+
+    def keep(self) -> bool:
+        """Set the room aside if it is not (best effort: False when the disk cannot take it now; never raises)."""
+        if self.path is None:
+            return False
+        try:
+            if self.path.stat().st_size >= ROOM_BYTES:
+                return True
+        except OSError:
+            pass
+        part = self.path.with_name(f".{ROOM_NAME}-{uuid.uuid4().hex}")
+        try:
+            with open(part, "xb") as f:
+                allocate = getattr(os, "posix_fallocate", None)
+                if allocate is not None:
+                    allocate(f.fileno(), 0, ROOM_BYTES)
+                else:  # pragma: no cover - not Linux: zeros written take the room as well
+                    f.write(bytes(ROOM_BYTES))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(part, self.path)
+            return True
+        except OSError:
+            part.unlink(missing_ok=True)
+            return False
+
+    def release(self) -> bool:
+        """Give the room back to the disk; False when there was none to give."""
+        if self.path is None:
+            return False
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
 
 class WriterLease:

@@ -138,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="the data folder (default: MEMORY_DATA_DIR or ./.memory-data)")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
     p.add_argument("--port", type=int, help="the HTTP port (default 8000; needs --http)")
+    p.add_argument("--show-blind", action="store_true", help="teaching: recall also returns the blind top-k, each "
+                   "item marked admitted: false unless governed recall returned it (off: the governed memories only)")
 
     return parser
 
@@ -240,7 +242,9 @@ def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=Non
 
 
 def _settings(path: str | None):
-    """The operating point of ``--settings`` (a one-line error naming the file and field), or None."""
+    """The operating point of ``--settings`` (a one-line error naming the file and field), or None. Read before any
+    model or adapter loads: a file over 64 KB, a device or FIFO, or text past the settings limits (nesting, dotted
+    keys, number length; memory.core.datafile_limits) is refused in well under a second."""
     if path is None:
         return None
     from memory.eval.operating_point import load_operating_point
@@ -492,13 +496,22 @@ def _mcp(args: argparse.Namespace) -> int:
         raise CliError("error: --port needs --http (stdio has no port)")
     if args.port is not None and not 1 <= args.port <= 65535:
         raise CliError(f"error: --port must be in [1, 65535], got {_brief_int(args.port)}")
+    point = _settings(args.settings)  # a bad file is refused before the adapters import and the model loads
+    if getattr(args, "from_process", False):  # what an erasure frees is overwritten, not kept in the server's memory
+        from memory.store.heap import restart_scrubbing
+
+        restart_scrubbing(["-m", "memory", *sys.argv[1:]])  # returns where it cannot (or did already)
     try:
         from memory.adapters import mcp_server
     except ModuleNotFoundError as exc:  # an optional extra
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "uvicorn", "starlette"):
             raise
         raise CliError("error: install the adapters: pip install -r requirements-adapters.txt") from None
-    config = mcp_server.server_config(tenant=tenant, user=user, settings=args.settings, data_dir=args.data_dir)
+    config = mcp_server.server_config(tenant=tenant, user=user, settings=point, data_dir=args.data_dir)
+    if args.show_blind:  # a teaching flag: the blind top-k beside the governed memories, marked not admitted
+        from dataclasses import replace
+
+        config = replace(config, show_blind=True)
     mcp_server.serve(config, http=args.http, port=mcp_server.DEFAULT_PORT if args.port is None else args.port)
     return 0
 
@@ -519,6 +532,7 @@ def _brief_int(value: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        args.from_process = argv is None  # this process's own command line (`python -m memory ...`), not a caller's
         return COMMANDS[args.command](args)
     except CliError as exc:
         print(one_line(str(exc)), file=sys.stderr)

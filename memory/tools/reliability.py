@@ -34,7 +34,7 @@ Progress = Callable[[str], None]
 
 STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
          "lifecycle_races", "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
-         "server_clients")
+         "server_clients", "erase_kills")
 """The report's checks, in the order they run."""
 
 
@@ -336,6 +336,7 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
     """Run every check (or those named in ``only``) in fresh temp folders; ``progress(name)`` is called before each."""
     if scale < 1:
         raise MemoryLabError(f"scale must be >= 1, got {scale}")
+    from memory.tools import reliability_erase as erasures
     from memory.tools import reliability_inputs as inputs
     from memory.tools import reliability_shared as shared
     from memory.tools import reliability_store as faults
@@ -359,6 +360,7 @@ def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None 
         ("hostile_inputs", lambda d: inputs.check_inputs(embedder, scale, d)),
         ("shared_erase", lambda d: shared.check_shared_erase(embedder, scale, d)),
         ("server_clients", lambda d: shared.check_server_clients(embedder, scale, d)),
+        ("erase_kills", lambda d: erasures.check_erase_kills(embedder, scale, d)),
     ]
     assert [name for name, _ in steps] == list(STEPS)
     unknown = set(only or ()) - set(STEPS)

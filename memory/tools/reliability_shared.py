@@ -27,7 +27,7 @@ A write is judged by when it was acknowledged: each child prints, for every writ
 eraser prints the clock before it reads what the user has and after ``erase_user`` returned. In ``shared_erase`` a
 write of the erased user that overlapped the erasure may go either way (an erasure is a barrier within its process:
 :meth:`~memory.runtime.manager.MemoryManager.apply`; the other process's write lands when it commits) and is only
-counted; such a write may also be refused (``WriteError``: the user was erased by another writer while it ran, and
+counted; such a write may also be refused (``ErasedError``: the user was erased by another writer while it ran, and
 nothing of it is stored), which is counted too, while a refusal of any other write is a failure. Every write carries a
 canary of its own (``CANARY-`` and 16 hex digits, none a prefix of another), so only
 the texts written before the erasure are searched for.
@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from memory.core.errors import MemoryLabError, WriteError
+from memory.core.errors import ErasedError, MemoryLabError, WriteError
 from memory.core.schema import Message
 from memory.embed.embedders import Embedder, LexicalEmbedder
 from memory.runtime.erase import scan_for_bytes
@@ -461,7 +461,7 @@ def _write_all(mm: MemoryManager, spec: dict[str, Any], after_each: Callable[[],
             start = time.monotonic()
             try:
                 mm.add(message(spec["token"], spec["worker"], user, i))
-            except WriteError as exc:  # refused, not acknowledged: the parent judges whether it may be
+            except (WriteError, ErasedError) as exc:  # refused, not acknowledged: the parent judges whether it may be
                 _say(event="refused", worker=spec["worker"], user=user, i=i, start=start, end=time.monotonic(),
                      error=str(exc)[:200])
             else:

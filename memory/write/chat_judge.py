@@ -26,17 +26,16 @@ import http.client
 import json
 import os
 import re
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 
 from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.core.errors import ConfigError
 from memory.core.reasons import FALLBACK_PREFIX, Reason
+from memory.core.textcaches import TextMemo
 from memory.embed.endpoint import (check_api_key, check_int, check_model, check_seconds, check_url, parse_seconds,
                                    required)
 from memory.write.adjudicate import VERDICTS, Judge, Verdict, judge_reason, plain_rule
@@ -106,8 +105,10 @@ class ChatJudge:
 
     ``fallback`` decides whenever the model gives no usable answer (default: the rules). Answers are cached per
     instance, at most ``cache_size`` pairs (least recently used out first; 0: no cache), so a pair asked twice costs
-    one request; fallback decisions are not cached, so a passing failure is asked again. The cache holds statements:
-    after erasing a user, call :meth:`forget` with their texts (or :meth:`clear`).
+    one request; fallback decisions are not cached, so a passing failure is asked again. The cache holds statements,
+    so it is in the registry of caches that hold user text (memory/core/textcaches.py): erasing a user drops every
+    cached pair holding one of the user's texts, in every judge of the process (:meth:`forget` does the same for
+    given texts, :meth:`clear` empties it).
     """
 
     def __init__(
@@ -129,8 +130,10 @@ class ChatJudge:
         self.url = self.base_url + "/chat/completions"
         self.name = f"chat:{self.model}@{urllib.parse.urlsplit(self.base_url).netloc}"
         """Which judge decided, for reports: ``chat:<model>@<host[:port]>``."""
-        self._cache: OrderedDict[tuple[str, str, str], tuple[Verdict, str]] = OrderedDict()
-        self._lock = threading.Lock()  # an Ingestor's worker and a caller may judge at once
+        self._cache: TextMemo[tuple[Verdict, str]] = TextMemo(  # thread-safe: a worker and a caller may judge at once
+            self.cache_size, name=f"chat judge answers ({self.name})", lru=True, texts_of=lambda key: key[1:])
+        """(model, stored statement, incoming statement) -> (verdict, reason code); the statements are what it
+        holds of a user."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ, *, fallback: Judge | None = None) -> ChatJudge:
@@ -176,38 +179,22 @@ class ChatJudge:
     @property
     def cached_pairs(self) -> int:
         """How many (stored, incoming) pairs the cache holds."""
-        with self._lock:
-            return len(self._cache)
+        return len(self._cache)
 
     def forget(self, texts: Iterable[str]) -> int:
-        """Drop every cached pair holding one of ``texts`` (an erased user's facts); how many were dropped."""
-        gone = set(texts)
-        with self._lock:
-            keys = [key for key in self._cache if key[1] in gone or key[2] in gone]
-            for key in keys:
-                del self._cache[key]
-        return len(keys)
+        """Drop every cached pair holding one of ``texts`` (an erased user's facts: a statement that is one of them
+        or contains one); how many were dropped."""
+        return self._cache.forget(texts)
 
     def clear(self) -> None:
         """Empty the cache."""
-        with self._lock:
-            self._cache.clear()
+        self._cache.clear()
 
     def _cached(self, key: tuple[str, str, str]) -> tuple[Verdict, str] | None:
-        with self._lock:
-            answer = self._cache.get(key)
-            if answer is not None:
-                self._cache.move_to_end(key)
-            return answer
+        return self._cache.get(key)
 
     def _remember(self, key: tuple[str, str, str], answer: tuple[Verdict, str]) -> None:
-        if not self.cache_size:
-            return
-        with self._lock:
-            self._cache[key] = answer
-            self._cache.move_to_end(key)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+        self._cache.put(key, answer)
 
     # --- one request ---------------------------------------------------------------------
 

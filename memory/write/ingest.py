@@ -27,6 +27,10 @@ logged decisions). The same id in another session, or with other content, is ano
 A message fails alone: an exception while its facts are extracted, embedded or adjudicated
 fails that message only (its future raises it; ``ingest_many`` raises :class:`IngestFailed`
 after storing the others); every other message of the batch, other tenants included, is stored.
+So does a message whose user is erased while it is written, in this process or by another writer of the folder
+(:meth:`memory.MemoryManager.apply`): its future raises :class:`~memory.core.errors.ErasedError`, and
+``ingest_many`` raises :class:`ErasedWhileIngesting` (both an IngestFailed and an ErasedError) when that is every
+failure, after storing the other users' messages of the same batch.
 
 Extraction is bounded per message (``read_chars``, see :mod:`memory.write.extract`): a turn longer
 than that, or with a clause too long to read, is stored whole as a raw record as well, and the
@@ -48,7 +52,7 @@ from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, p
 from memory.core.errors import ErasedError, InputError, MemoryLabError
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from memory.store.journal import Plan
-from memory.runtime.manager import commit_marks, memory_id_for, stamped
+from memory.runtime.manager import commit_marks, erased_message, memory_id_for, stamped
 from memory.core.reasons import Reason
 from memory.core.schema import Category, MemoryRecord, Message, validate_text
 
@@ -76,15 +80,21 @@ def fact_id_for(message: Message, fact: Fact) -> str:
 class IngestFailed(MemoryLabError):
     """Some messages of an ``ingest_many`` call failed; every other message was stored."""
 
-    def __init__(self, failures: list[tuple[Message, BaseException]], entries: list["LogEntry"]) -> None:
+    def __init__(self, failures: list[tuple[Message, BaseException]], entries: list["LogEntry"], *,
+                 message: str | None = None) -> None:
         self.failures = failures
-        """(message, the exception that failed it), in input order."""
+        """(message, the exception that failed it), in input order, each message once."""
         self.entries = entries
         """The decision-log entries of the messages that were stored."""
         names = "; ".join(f"{m.id!r}: {type(e).__name__}: {e}" for m, e in failures[:5])
         more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
-        super().__init__(f"{len(failures)} message(s) failed and were not stored ({names}{more}); "
+        super().__init__(message or f"{len(failures)} message(s) failed and were not stored ({names}{more}); "
                          f"the others were stored")
+
+
+class ErasedWhileIngesting(IngestFailed, ErasedError):
+    """Every message of an ``ingest_many`` call that was not stored was dropped because its user was erased while the
+    call ran; every other message was stored (other users' in the same batch too)."""
 
 
 @dataclass(frozen=True)
@@ -196,14 +206,20 @@ class Ingestor:
         messages = stamped(messages, self.manager.clock)
         epochs = self.manager.epochs({(m.tenant_id, m.user_id) for m in messages})
         out: list[LogEntry] = []
-        failures: list[tuple[Message, BaseException]] = []
+        failed_by_key: dict[str, tuple[Message, BaseException]] = {}  # each message once, even if given twice
         for start in range(0, len(messages), self.batch_size):
             batch = list(messages[start : start + self.batch_size])
             entries, failed = self._ingest_batch(batch, epochs)
             out += entries
-            failures += [(m, failed[memory_id_for(m)]) for m in batch if memory_id_for(m) in failed]
+            failed_by_key.update((memory_id_for(m), (m, failed[memory_id_for(m)])) for m in batch
+                                 if memory_id_for(m) in failed and memory_id_for(m) not in failed_by_key)
             if progress:
                 progress(min(start + self.batch_size, len(messages)), len(messages))
+        failures = list(failed_by_key.values())
+        if failures and all(isinstance(e, ErasedError) for _, e in failures):
+            stored = len({memory_id_for(m) for m in messages} - set(failed_by_key))
+            raise ErasedWhileIngesting(failures, out, message=erased_message(
+                [m for m, _ in failures], stored=stored, during="ingest_many"))
         if failures:
             raise IngestFailed(failures, out)
         return out
@@ -289,12 +305,14 @@ class Ingestor:
         now = self.manager.epochs(epochs)
         for message, fut, epoch in work:
             owner, key = (message.tenant_id, message.user_id), memory_id_for(message)
-            if key in failed:
+            if key in failed and not isinstance(failed[key], ErasedError):
                 fut.set_exception(failed[key])
             elif epoch[owner] != now[owner] or epoch[owner] != epochs[owner]:
                 fut.set_exception(ErasedError(
                     f"({message.tenant_id!r}, {message.user_id!r}) was erased while message {message.id!r} "
                     "was queued; it was not stored"))
+            elif key in failed:  # erased by another writer of the folder while the batch was written
+                fut.set_exception(failed[key])
             else:
                 fut.set_result([e for e in entries if (e.tenant_id, e.user_id, e.message_key) == (*owner, key)])
 
@@ -318,7 +336,8 @@ class Ingestor:
     def _ingest_batch(self, messages: list[Message], epochs: dict[tuple[str, str], int] | None = None
                       ) -> tuple[list[LogEntry], dict[str, BaseException]]:
         """Ingest one batch; returns its log entries and the failures by message identity (failed messages
-        change nothing and are not marked ingested, so they can be retried)."""
+        change nothing and are not marked ingested, so they can be retried). A message of a user erased while the
+        batch was written (:meth:`memory.MemoryManager.apply` dropped its owner) fails with ErasedError."""
         manager = self.manager
         if epochs is None:
             epochs = manager.epochs({(m.tenant_id, m.user_id) for m in messages})
@@ -344,6 +363,10 @@ class Ingestor:
                 )
                 applied = manager.apply(plan, epochs=epochs)
         kept = {(t, u) for t, u, _ in applied.ingested}
+        for m in stored:
+            if (m.tenant_id, m.user_id) not in kept:
+                failed[memory_id_for(m)] = ErasedError(f"({m.tenant_id!r}, {m.user_id!r}) was erased while message "
+                                                       f"{m.id!r} was written; it was not stored")
         return replayed + [e for e in entries if (e.tenant_id, e.user_id) in kept], failed
 
     def _split_done(self, messages: list[Message]) -> tuple[list[Message], list[LogEntry]]:

@@ -213,9 +213,10 @@ def _shared_embedder(name: str) -> Any:
         return _EMBEDDERS[name]
 
 
-_VECTORS = TextMemo(maxsize=8192)
-"""(model, statement) -> unit vector (float32: 8,192 of them hold 12.6 MB); erase_user empties it with the other text
-memos."""
+_VECTORS: TextMemo[np.ndarray] = TextMemo(maxsize=8192, name="learned judge vectors", tells=False)
+"""(model, text) -> unit vector (float32: 8,192 of them hold 12.6 MB). The texts are the statements and the changed
+spans of their pairs (memory.write.features.changed_spans: lowercased, joined with " … "), which are not any user's
+text as stored, so the memo cannot tell whose an entry is: erase_user empties it whole (memory/core/textcaches.py)."""
 
 
 class LearnedJudge:
@@ -229,7 +230,7 @@ class LearnedJudge:
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts`` from the judge's model: from the memo, the rest in one model call."""
         name = self.model.vectors
-        found = {t: _VECTORS.get((name, t)) for t in texts}
+        found: dict[str, Any] = {t: _VECTORS.get((name, t)) for t in texts}
         todo = [t for t, v in found.items() if v is None]
         if todo:
             for text, vec in zip(todo, _shared_embedder(name).embed(todo)):
