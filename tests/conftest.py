@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from memory.embed import embedders
 
 from bench.common import chroma_server as server_on
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder, release_client
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared")
 LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "locomo-sample.json"))
@@ -233,3 +233,23 @@ def chroma_server(tmp_path_factory):
     stopped after the session."""
     with server_on(tmp_path_factory.mktemp("chroma-server")) as port:
         yield port
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 12 MB tmpfs mounted for this test, unmounted after (root on Linux; MEMORY_REQUIRE_TMPFS=1: a refused mount
+    fails the test rather than skipping it). For the full-disk tests (tests/test_disk_full.py, test_erase_pending.py)."""
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(folder)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        reason = f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode})"
+        if os.environ.get("MEMORY_REQUIRE_TMPFS") == "1":
+            pytest.fail(f"MEMORY_REQUIRE_TMPFS=1 but {reason}")
+        pytest.skip(reason)
+    try:
+        yield folder
+    finally:
+        release_client(folder / "data")
+        subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -10,7 +10,6 @@ the last byte by another file (it mounts one: root on Linux; CI requires it with
 from __future__ import annotations
 
 import errno
-import os
 import sqlite3
 import subprocess
 import sys
@@ -148,25 +147,6 @@ def test_a_held_write_lock_makes_other_writers_and_erasures_wait_a_bounded_time(
 
 
 # --- a real small disk ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 12 MB tmpfs mounted for this test, unmounted after (root on Linux)."""
-    folder = tmp_path / "small-disk"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(folder)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        reason = f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode})"
-        if os.environ.get("MEMORY_REQUIRE_TMPFS") == "1":
-            pytest.fail(f"MEMORY_REQUIRE_TMPFS=1 but {reason}")
-        pytest.skip(reason)
-    try:
-        yield folder
-    finally:
-        release_client(folder / "data")
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def _canary_files(folder: Path, needle: str) -> list[str]:

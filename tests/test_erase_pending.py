@@ -15,9 +15,7 @@ folder for the user's texts, vector ids and vectors.
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -233,25 +231,6 @@ def test_sigkill_at_every_step_of_an_erasure_and_at_random_then_reopen(lexical, 
     assert check.failures == 0, figures
     assert figures["records_left"] == figures["canary_bytes_left"] == figures["others_changed"] == 0
     assert figures["completed_on_open"] >= len(HOOKS), "every kill after the record left an erasure to finish"
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 12 MB tmpfs mounted for this test, unmounted after (root on Linux), as tests/test_disk_full.py mounts it."""
-    mount = tmp_path / "small-disk"
-    mount.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mount)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        reason = f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode})"
-        if os.environ.get("MEMORY_REQUIRE_TMPFS") == "1":
-            pytest.fail(f"MEMORY_REQUIRE_TMPFS=1 but {reason}")
-        pytest.skip(reason)
-    try:
-        yield mount
-    finally:
-        release_client(mount / "data")
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _fill(path: Path) -> None:
