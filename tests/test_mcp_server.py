@@ -302,6 +302,25 @@ def test_a_dropped_injection_reaches_no_model_over_http(http_server):
             return stored, await recall_whole(s, "What is my budget?")
 
     (canary, facts, ids), (whole, out) = anyio.run(session)
+    assert_injection_unseen(data_dir, canary, facts, ids, whole, out)
+
+
+def test_a_dropped_injection_reaches_no_model_over_stdio(tmp_path):
+    """The same over stdio, the transport an MCP client starts the server with."""
+    data_dir = tmp_path / "data"
+    settings = lexical_settings(tmp_path / "lexical.json")
+
+    async def session():
+        async with stdio_session(server_args(TENANT, USER, data_dir, settings), tmp_path / "server.err") as s:
+            stored = await store_injection(s)
+            return stored, await recall_whole(s, "What is my budget?")
+
+    (canary, facts, ids), (whole, out) = anyio.run(session)
+    assert_injection_unseen(data_dir, canary, facts, ids, whole, out)
+
+
+def assert_injection_unseen(data_dir: Path, canary: str, facts: list[str], ids: list[str], whole: str,
+                            out: dict[str, Any]) -> None:
     assert files_holding(data_dir, canary), "the injection is not on disk: the test would prove nothing"
     assert any("5000" in h["content"] for h in out["governed"])  # the answer is there
     assert not set(ids) & {h["memory_id"] for h in out["governed"]}  # 0 in governed ...
