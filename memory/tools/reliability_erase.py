@@ -92,7 +92,7 @@ def _build(data: Path, token: str, scale: int) -> dict[str, Any]:
     ids, blobs = mm.store.owner_vector_bytes(TENANT, VICTIM)
     state = {"needles": [t.encode("utf-8") for t in texts]
              + [v.encode("ascii") for v in mm.store.owner_vector_ids(TENANT, VICTIM)] + [b for b in blobs if b],
-             "others": _others(mm)}
+             "others": _others(mm), "victim_records": mm.store.count(TENANT, VICTIM)}
     _close(mm)
     return state
 
@@ -104,12 +104,24 @@ def _others(mm: MemoryManager) -> dict[str, Any]:
             for user in OTHERS}
 
 
-def _count_after(data: Path, state: dict[str, Any], figures: dict[str, int], *, interrupted: bool) -> int:
-    """Open the folder as its next user would and count what the erasure left; returns the failures found."""
+def _count_after(data: Path, state: dict[str, Any], figures: dict[str, int], *, interrupted: bool,
+                 finished: bool = False) -> int:
+    """Open the folder as its next user would and count what the erasure left; returns the failures found.
+
+    A kill after a random delay can fall before the erasure wrote its pending record (nothing deleted yet, nothing owed,
+    the caller never told it was done): then the opening finishes nothing and the user must be there whole, every
+    record of it (counted as ``not_begun``); every other case (a hook, all after the record; a finished erasure; an
+    erasure the opening finished) must leave nothing of the user."""
     failures = 0
     mm = _open(data)
     try:
         figures["completed_on_open"] += len(mm.completed_erasures)
+        if not (interrupted or finished or mm.completed_erasures):
+            figures["not_begun"] += 1
+            whole = mm.store.count(TENANT, VICTIM) == state["victim_records"] and not mm.pending_erasures()
+            changed = sum(v != state["others"][u] for u, v in _others(mm).items())
+            figures["others_changed"] += changed
+            return int(not whole) + changed
         try:
             mm.records(tenant_id=TENANT, user_id=VICTIM)
             mm.recent(tenant_id=TENANT, user_id=VICTIM)
@@ -143,7 +155,7 @@ def check_erase_kills(embedder: Embedder, scale: int, folder: Path, *, hooks: tu
     figures: dict[str, Any] = {
         "kills": 0, "killed_before_the_end": 0, "completed_on_open": 0, "full_disk_refusals": 0, "records_left": 0,
         "canary_bytes_left": 0, "pending_left": 0, "others_changed": 0, "refused_after_opening": 0,
-        "audit_missing": 0, "crashes": 0}
+        "audit_missing": 0, "crashes": 0, "not_begun": 0}
     rng = random.Random(2050 + scale)
     reference = _reference_seconds(folder / "reference", scale)
     figures["erase_s"] = round(reference, 3)
@@ -163,7 +175,8 @@ def check_erase_kills(embedder: Embedder, scale: int, folder: Path, *, hooks: tu
         interrupted = killed and not any(line.startswith("erased") for line in lines)
         figures["killed_before_the_end"] += int(interrupted)
         # every hook is passed after the record is written: such a kill leaves an erasure the opening must finish
-        check.failures += _count_after(data, state, figures, interrupted=bool(hook) and killed)
+        finished = any(line.startswith("erased") for line in lines)
+        check.failures += _count_after(data, state, figures, interrupted=bool(hook) and killed, finished=finished)
         check.failures += int(code not in (0, -signal.SIGKILL)) + int(bool(hook) and not killed)
         check.cases += 1
     for n, how in enumerate(full_disk):
