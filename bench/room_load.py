@@ -162,7 +162,7 @@ def open_workspace(room, lab_id: str, scenario_key: str, embedder: str, write_pa
 
     location = engine.lab_location(lab_id)
     return room.get(lab_id, key_of(scenario_key, embedder, write_path, location),
-                    lambda: engine._workspace(scenario_key, embedder, write_path, location))
+                    lambda home: engine._workspace(scenario_key, embedder, write_path, engine.lab_location(home)))
 
 
 def load_small(live, scenario) -> None:

@@ -3,12 +3,15 @@
 * The embedder is a process-wide ``st.cache_resource`` (MiniLM loads once per process).
 * Each browser's lab (lab/rooms.py; the browser is known by a cookie, so a reload finds its lab) has
   its own folder under the store location (``StoreLocation.from_env()``: ``./.memory-data`` or
-  ``MEMORY_DATA_DIR``; a Chroma server when ``MEMORY_CHROMA_HOST`` is set) and one workspace per scenario
+  ``MEMORY_DATA_DIR``; a Chroma server when ``MEMORY_CHROMA_HOST`` is set), a new one each time the lab is created
+  (``lab/<lab id>-<8 hex digits>``: a lab coming back never builds in the folder of its released self, which another
+  participant's run may be closing and deleting at that moment), and one workspace per scenario
   language at a time for the sidebar's scenario, model and write path. Switching any of them within a language
   releases that language's old workspace (collection and text file dropped); switching the language keeps the other
   language's workspace, whose users and texts are another scenario's, so the erasure page's disk scan of the folder
   still finds only what the erased user left. "Reset lab" releases everything. Idle labs, and the least recently
-  used past the room's cap, are released with their folder and Chroma client.
+  used past the room's cap, are released with their folder and Chroma client; when every lab is in use, a newcomer
+  gets a "the room is full" page (:func:`open_lab`) instead of a lab.
 * A lab of a shipped scenario starts from the process's starting state for its scenario, model and write path
   (:func:`bases`, :func:`memory.restore`): the scenario goes through the write path once per process, and every
   lab gets its own copy of the result (its records, windows, summaries and decisions), so a room's arrivals copy
@@ -31,7 +34,8 @@ import time
 import uuid
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import Callable, NoReturn, Sequence
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -77,7 +81,7 @@ from .loading import (
     start_job,
 )
 from .pollution import kinds_of
-from .rooms import Released, Room
+from .rooms import Released, Room, RoomFull
 from .state import Settings
 from .views import KindsOf, cached_count_tokens
 
@@ -148,9 +152,10 @@ def release_manager(manager: MemoryManager) -> None:
     manager.drop()
 
 
-def _release_folder(lab: str) -> None:
-    """After a released lab's workspace: its Chroma client and its folder go too (never raises)."""
-    folder = lab_location(lab).data_dir
+def _release_folder(home: str) -> None:
+    """After a released lab's workspaces: its Chroma client and its folder go too (never raises). ``home`` names one
+    creation of the lab (lab.rooms.Room), so no other creation's folder or client is touched."""
+    folder = lab_location(home).data_dir
     if folder is None:
         return
     try:
@@ -284,11 +289,18 @@ def write(manager: MemoryManager, ingestor: Ingestor | None, messages: list[Mess
     return ingestor.ingest_many(messages, progress=progress)
 
 
-def lab_location(lab: str) -> StoreLocation:
-    """A lab's store location: its own folder under StoreLocation.from_env() (``lab/<lab id>``)."""
+def lab_location(home: str) -> StoreLocation:
+    """A lab's store location: its own folder under StoreLocation.from_env(), ``lab/<home>``, where ``home`` names one
+    creation of the lab (lab.rooms.Room.home: the lab id and 8 random hex digits)."""
     base = StoreLocation.from_env()
-    folder = base.data_dir / "lab" / lab if base.data_dir else None
+    folder = base.data_dir / "lab" / home if base.data_dir else None
     return StoreLocation(data_dir=folder, host=base.host, port=base.port)
+
+
+def lab_folder(lab: str) -> Path | None:
+    """The folder the room's lab ``lab`` (a lab id) holds now: None when the room does not hold it, or in server mode."""
+    home = room().home(lab)
+    return None if home is None else lab_location(home).data_dir
 
 
 @dataclass
@@ -465,8 +477,21 @@ def start_page(page: str) -> Lab:
 def workspace_key(scenario_key: str, embedder: str, write_path: str, judge: str, location: StoreLocation,
                   language: str) -> tuple:
     """The room's key for a lab's workspace (:func:`open_lab`): a lab whose settings give another key gets another
-    workspace. The language stays last (a language switch keeps each language's workspace)."""
+    workspace. ``location`` is the store the labs' folders are under (StoreLocation.from_env()). The language stays
+    last (a language switch keeps each language's workspace)."""
     return (scenario_key, embedder, write_path, judge, location, language)
+
+
+def enter(labs: Room["_Live"], lab: str, current: Settings) -> "_Live":
+    """The lab's workspace for the current settings, created in the lab's home on first use and held by this page
+    run until :func:`end_run`; RoomFull (lab.rooms) when the lab is a newcomer and every lab of the room is in use."""
+    judge = _judge_of(current)
+    key = workspace_key(current.scenario_key, current.embedder, current.write_path, judge, StoreLocation.from_env(),
+                        current.scenario.language)
+    live = labs.get(lab, key, lambda home: _workspace(current.scenario_key, current.embedder, current.write_path,
+                                                      lab_location(home), judge), hold=True)
+    _HELD.labs = [*getattr(_HELD, "labs", []), (labs, lab)]  # let go when this run ends (end_run, app.py)
+    return live
 
 
 def open_lab(current: Settings, config: MemoryConfig) -> Lab:
@@ -476,7 +501,6 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     progress and a Cancel button, and stops until it ends); a smaller one loads here, under a progress bar.
     """
     lab = state.lab_id()
-    location = lab_location(lab)
     embedder_for(current.embedder)
     try:
         labs = room()
@@ -485,11 +509,10 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
         st.stop()
     if st.session_state.pop(state.RESET_KEY, False):
         labs.release(lab)
-    key = workspace_key(current.scenario_key, current.embedder, current.write_path, _judge_of(current), location,
-                        current.scenario.language)
-    live = labs.get(lab, key, lambda: _workspace(current.scenario_key, current.embedder, current.write_path, location,
-                                                 _judge_of(current)), hold=True)
-    _HELD.labs = [*getattr(_HELD, "labs", []), (labs, lab)]  # let go when this run ends (end_run, app.py)
+    try:
+        live = enter(labs, lab, current)
+    except RoomFull as full:
+        _room_full(full)
     _tell(labs.take_notice(lab))
     if not live.data.loaded:
         if not current.scenario_key.startswith(state.UPLOAD_PREFIX):
@@ -501,6 +524,15 @@ def open_lab(current: Settings, config: MemoryConfig) -> Lab:
     if live.data.partial:
         _render_partial(live, current)
     return Lab(current, config, live.manager.workspace, live.manager, live.data, live.ingestor)
+
+
+def _room_full(full: RoomFull) -> NoReturn:
+    """What a newcomer sees while every lab of the room is in use: the room is full, try again in a minute (a lab let
+    go by a finished page run, or gone idle, makes room); a button tries again. The page stops here."""
+    log.warning("the room is full (%d labs, all in use): a newcomer was asked to try again", full.max_labs)
+    st.warning(t("engine.room_full", labs=full.max_labs), icon=":material/groups:")
+    st.button(t("engine.retry"), key="engine.room_full_retry", icon=":material/refresh:")
+    st.stop()
 
 
 def _tell(notice: Released | None) -> None:

@@ -10,7 +10,9 @@ the URL, so a shared link shares settings and never a lab. The labs of the proce
   released when anyone next opens a lab: its workspaces (collections and text files), its Chroma client and
   its folder;
 * ``MEMORY_LAB_MAX_LABS`` (default :data:`DEFAULT_MAX_LABS`): past that many labs, the least recently used
-  is released first (a lab whose scenario is still loading in the background is never released);
+  is released first (a lab whose scenario is still loading in the background, or that a page is drawing with, is
+  never released); when every lab is in use, a newcomer is told the room is full (:class:`RoomFull`) rather than
+  take the server past its cap;
 * :data:`WORKSPACES_PER_LAB`: a lab holds one workspace at a time *per group* (``group(key)``; the lab groups its
   workspaces by the scenario's language). Switching scenario, model or write path releases the previous workspace of
   that group (the lab's folder then holds one live workspace per language: two workspaces of a lab never hold the
@@ -19,6 +21,11 @@ the URL, so a shared link shares settings and never a lab. The labs of the proce
 
 A browser whose lab was released, or whose switch threw changes away (injections, erasures, added
 messages), is told so once (:meth:`Room.take_notice`).
+
+Each time a lab is created (a newcomer, or a lab id coming back after its lab was released) it gets a *home* of its
+own, ``<lab id>-<8 random hex digits>``, the name of its folder (lab/engine.py): a released lab's folder is closed and
+deleted outside the room's lock, possibly while the same browser is already back, and its new lab never meets that
+folder, nor the Chroma client being closed in it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import os
 import re
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, TypeVar
@@ -62,9 +70,24 @@ V = TypeVar("V")
 Key = Hashable
 
 
+class RoomFull(RuntimeError):
+    """A newcomer past the room's cap while every lab is in use (held by a page run, creating or loading)."""
+
+    def __init__(self, max_labs: int) -> None:
+        super().__init__(f"the room holds {max_labs} labs and every one is in use; try again in a minute")
+        self.max_labs = max_labs
+
+
+def new_home(lab_id: str) -> str:
+    """A home for one creation of a lab: the lab id and 8 random hex digits (a folder name no other creation has)."""
+    return f"{lab_id}-{uuid.uuid4().hex[:8]}"
+
+
 @dataclass
 class _Lab(Generic[V]):
     used: float
+    home: str
+    """This creation's own name (:func:`new_home`): what ``release_lab`` gets, never shared with an earlier creation."""
     workspaces: OrderedDict = field(default_factory=OrderedDict)
     """workspace key -> value, least recently used first."""
     creating: threading.Lock = field(default_factory=threading.Lock)
@@ -74,6 +97,15 @@ class _Lab(Generic[V]):
     """Page runs drawing with this lab now (:meth:`Room.get` with ``hold``, until :meth:`Room.let_go`): a lab in
     use is never released under the page that is drawing it."""
     held_at: float = 0.0
+
+
+@dataclass
+class _Going(Generic[V]):
+    """What left the room, to release outside its lock: workspaces, and with a whole ``lab`` its home."""
+
+    values: list[V]
+    lab: _Lab[V] | None = None
+    """The lab taken out of the room whole (its home goes too), or None for workspaces a switch replaced."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +121,12 @@ class Released:
 class Room(Generic[V]):
     """The process's labs: ``lab id -> {workspace key -> value}``, released by idleness and by count.
 
-    ``release(value)`` frees one workspace (it must not raise); ``release_lab(lab_id)`` frees what a lab holds
-    beyond its workspaces (its folder); ``busy(value)`` says a workspace must not be released now (a running
-    load); ``changes(value)`` counts what a participant did to a workspace (a switch that drops some says so).
-    ``after_release()`` runs once after each group of releases (the lab returns the freed heap to the system).
-    Releases run outside the room's lock.
+    ``create(home)`` makes a workspace in the lab's home (its folder); ``release(value)`` frees one workspace (it must
+    not raise); ``release_lab(home)`` frees what one creation of a lab holds beyond its workspaces (its folder);
+    ``busy(value)`` says a workspace must not be released now (a running load); ``changes(value)`` counts what a
+    participant did to a workspace (a switch that drops some says so). ``after_release()`` runs once after each group
+    of releases (the lab returns the freed heap to the system). Releases run outside the room's lock; a lab's release
+    waits for a workspace being created in its home, and a creation never starts in a home being released.
     """
 
     def __init__(self, *, release: Callable[[V], None], release_lab: Callable[[str], None] = lambda _: None,
@@ -122,35 +155,59 @@ class Room(Generic[V]):
         return cls(max_labs=labs_within_descriptors(wanted),
                    idle_seconds=60 * _env_number(environ, IDLE_ENV, DEFAULT_IDLE_MINUTES, float), **kw)
 
-    def get(self, lab_id: str, key: Key, create: Callable[[], V], *, hold: bool = False) -> V:
-        """The lab's workspace ``key``, created on first use; marks the lab used and releases what the bounds
-        say must go (never this lab). With ``hold``, the lab counts as in use until :meth:`let_go`: the room does not
-        release it meanwhile, however many newcomers pass the cap (it goes over the cap for that while instead)."""
-        lab = self._touch(lab_id, hold=hold)
-        with lab.creating:  # two tabs of one browser opening a new workspace at once create it once
-            value = lab.workspaces.get(key)
-            if value is None:
-                value = create()
-            with self._lock:
-                self._labs.setdefault(lab_id, lab)  # back in, should the room have let it go meanwhile
-                lab.workspaces[key] = value
-                lab.workspaces.move_to_end(key)
-                going = self._over_per_lab(lab_id, lab, self._group(key)) + self._reclaim(self._clock(), keep=lab_id)
-        self._run(going)
-        return value
+    def get(self, lab_id: str, key: Key, create: Callable[[str], V], *, hold: bool = False) -> V:
+        """The lab's workspace ``key``, created on first use by ``create(home)``; marks the lab used and releases
+        what the bounds say must go (never this lab). With ``hold``, the lab counts as in use until :meth:`let_go`:
+        the room does not release it meanwhile. A lab id the room does not hold while it holds ``max_labs`` labs,
+        none of which may go, raises :class:`RoomFull` (nothing is created)."""
+        while True:
+            lab = self._enter(lab_id, hold=hold)
+            with lab.creating:  # two tabs of one browser opening a new workspace at once create it once
+                if not self._holds(lab_id, lab):
+                    continue  # released since it was entered (a reset in another tab): a new creation, a new home
+                value = lab.workspaces.get(key)
+                made = value is None
+                if made:
+                    value = create(lab.home)
+                with self._lock:
+                    kept = self._labs.get(lab_id) is lab
+                    if kept:
+                        lab.workspaces[key] = value
+                        lab.workspaces.move_to_end(key)
+                        going = self._over_per_lab(lab_id, lab, self._group(key))
+                        going += self._reclaim(self._clock(), keep=lab_id)
+                if not kept:  # released while the workspace was made: its home goes once we let go, and it too
+                    if made:
+                        self._release(value)
+                    continue
+            self._run(going)
+            return value
 
-    def _touch(self, lab_id: str, *, hold: bool = False) -> _Lab[V]:
+    def _holds(self, lab_id: str, lab: _Lab[V]) -> bool:
+        with self._lock:
+            return self._labs.get(lab_id) is lab
+
+    def _enter(self, lab_id: str, *, hold: bool = False) -> _Lab[V]:
+        """The lab of ``lab_id``, marked used (and held); a newcomer gets a new home once the room has made room
+        for it (idle labs, then the least recently used past the cap, go first), or :class:`RoomFull`."""
         now = self._clock()
+        going: list[_Going[V]] = []
         with self._lock:
             lab = self._labs.get(lab_id)
             if lab is None:
-                lab = self._labs[lab_id] = _Lab(now)
-            lab.used = now
-            if hold:
-                lab.runs += 1
-                lab.held_at = now
-            self._labs.move_to_end(lab_id)
-            return lab
+                going = self._reclaim(now, keep=lab_id, arriving=1)
+                if len(self._labs) < self.max_labs:
+                    lab = self._labs[lab_id] = _Lab(now, new_home(lab_id))
+            if lab is not None:
+                lab.used = now
+                if hold:
+                    lab.runs += 1
+                    lab.held_at = now
+                self._labs.move_to_end(lab_id)
+        self._run(going)
+        if lab is None:
+            raise RoomFull(self.max_labs)
+        return lab
 
     def let_go(self, lab_id: str) -> None:
         """One page run that held the lab (:meth:`get` with ``hold``) has ended."""
@@ -159,20 +216,26 @@ class Room(Generic[V]):
             if lab is not None and lab.runs > 0:
                 lab.runs -= 1
 
+    def home(self, lab_id: str) -> str | None:
+        """The home (folder name) of the lab's current creation, or None when the room does not hold the lab."""
+        with self._lock:
+            lab = self._labs.get(lab_id)
+            return None if lab is None else lab.home
+
     def release(self, lab_id: str) -> int:
         """Release one lab now (the sidebar's "reset lab"); returns its workspace count."""
         with self._lock:
             lab = self._labs.pop(lab_id, None)
         if lab is None:
             return 0
-        self._run([(lab_id, list(lab.workspaces.values()), True)])
+        self._run([_Going(list(lab.workspaces.values()), lab)])
         return len(lab.workspaces)
 
     def release_all(self) -> None:
         """Release every lab (a process shutting down, a test)."""
         with self._lock:
             labs, self._labs = self._labs, OrderedDict()
-        self._run([(lab_id, list(lab.workspaces.values()), True) for lab_id, lab in labs.items()])
+        self._run([_Going(list(lab.workspaces.values()), lab) for lab in labs.values()])
 
     def take_notice(self, lab_id: str) -> Released | None:
         """Why this browser's lab was released, once (None when it was not, or was already told)."""
@@ -184,7 +247,7 @@ class Room(Generic[V]):
         with self._lock:
             return {lab_id: len(lab.workspaces) for lab_id, lab in self._labs.items()}
 
-    def _over_per_lab(self, lab_id: str, lab: _Lab[V], group: Hashable) -> list[tuple[str, list[V], bool]]:
+    def _over_per_lab(self, lab_id: str, lab: _Lab[V], group: Hashable) -> list[_Going[V]]:
         """Under the lock: the lab's workspaces of ``group`` past ``per_lab``, least recently used first (a running
         load among them is cancelled by its release)."""
         same = [k for k in lab.workspaces if self._group(k) == group]
@@ -192,10 +255,11 @@ class Room(Generic[V]):
         changes = sum(self._changes(v) for v in extra)
         if changes:
             self._remember(lab_id, Released("replaced", 0.0, changes))
-        return [(lab_id, extra, False)] if extra else []
+        return [_Going(extra)] if extra else []
 
-    def _reclaim(self, now: float, *, keep: str) -> list[tuple[str, list[V], bool]]:
-        """Under the lock: take idle labs, then the least recently used past the cap, out of the room."""
+    def _reclaim(self, now: float, *, keep: str, arriving: int = 0) -> list[_Going[V]]:
+        """Under the lock: take idle labs, then the least recently used past the cap (with room for ``arriving``
+        newcomers), out of the room. A lab in use (held by a page run, creating a workspace, loading) stays."""
         going = []
         for lab_id, lab in list(self._labs.items()):
             idle = now - lab.used
@@ -204,14 +268,14 @@ class Room(Generic[V]):
                 continue
             if idle >= self.idle_seconds:
                 going.append(self._take(lab_id, Released("idle", idle / 60)))
-            elif len(self._labs) > self.max_labs:
+            elif len(self._labs) + arriving > self.max_labs:
                 going.append(self._take(lab_id, Released("full", idle / 60)))
         return going
 
-    def _take(self, lab_id: str, why: Released) -> tuple[str, list[V], bool]:
+    def _take(self, lab_id: str, why: Released) -> _Going[V]:
         lab = self._labs.pop(lab_id)
         self._remember(lab_id, why)
-        return lab_id, list(lab.workspaces.values()), True
+        return _Going(list(lab.workspaces.values()), lab)
 
     def _remember(self, lab_id: str, why: Released) -> None:
         self._notices[lab_id] = why
@@ -219,12 +283,17 @@ class Room(Generic[V]):
         while len(self._notices) > MAX_NOTICES:
             self._notices.popitem(last=False)
 
-    def _run(self, going: list[tuple[str, list[V], bool]]) -> None:
-        for lab_id, values, whole in going:
-            for value in values:
+    def _run(self, going: list[_Going[V]]) -> None:
+        """Release what left the room. A whole lab waits for a workspace being created in its home (a creation that
+        began before the lab left finds it gone and releases what it made); then its workspaces and its home go."""
+        for gone in going:
+            if gone.lab is not None:
+                with gone.lab.creating:
+                    pass
+            for value in gone.values:
                 self._release(value)
-            if whole:
-                self._release_lab(lab_id)
+            if gone.lab is not None:
+                self._release_lab(gone.lab.home)
         if going:
             self._after_release()
 

@@ -8,6 +8,12 @@ value is dropped by Streamlit. Bound widgets are drawn by ``app.py``, so their
 parameters survive page switches. A bound selectbox keeps its *shown* option in the URL,
 so bound selectboxes show plain codes (no ``format_func``). The reset control writes the
 defaults through ``st.session_state`` (the only way to change a bound widget from code).
+
+Each UI language keeps its own scenario (:data:`LANGUAGE_CHOICES`), and so its own model while the model is ``auto``:
+the language switch puts back the scenario the participant last had in the language entered (its default on a first
+visit: workshop_zh, and so e5, in Chinese), so the switch lands on that language's lab and switching back finds the
+other one as it was (lab/engine.py keeps one workspace per scenario language). The knobs, a model picked by name, the
+write path and the judge are shared (the similarity knobs carried to the model's scale).
 """
 
 from __future__ import annotations
@@ -85,6 +91,15 @@ COOKIE_SECONDS = 7 * 24 * 3600
 MAX_UPLOAD_MESSAGES_ENV = "MEMORY_MAX_UPLOAD_MESSAGES"
 """Environment variable: the most messages an uploaded scenario may hold (each is embedded and stored)."""
 DEFAULT_MAX_UPLOAD_MESSAGES = 2_000
+LANGUAGE_CHOICES = ("scenario",)
+"""The sidebar's choices each UI language keeps for itself: its scenario (the model follows it while it is ``auto``). With
+lab/engine.py's one workspace per scenario language, switching the UI language and back finds each language's lab as
+the participant left it."""
+BY_LANGUAGE_KEY = "lab.choices_by_language"
+"""UI language -> its :data:`LANGUAGE_CHOICES` as the participant left that language."""
+SHOWN_KEY = "lab.choices_shown"
+"""(UI language, its :data:`LANGUAGE_CHOICES`) as the sidebar drew them on its last run: a run in another language is
+a switch of the language."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +272,9 @@ def widget_defaults(lang: str | None = None) -> dict[str, Any]:
 
 
 def reset_defaults() -> None:
-    """on_click of the reset control: every bound widget back to its default (and so out of the URL)."""
+    """on_click of the reset control: every bound widget back to its default (and so out of the URL); the other
+    language's scenario too."""
+    st.session_state.pop(BY_LANGUAGE_KEY, None)
     for knob in KNOBS:
         st.session_state[knob.key] = knob.default
     for key, value in choice_defaults().items():
@@ -373,6 +390,22 @@ def _track_scale(resolved: str) -> None:
         st.session_state[RERUN_KEY] = True  # app.py reruns once st.navigation knows the page (a deep link keeps it)
 
 
+def _follow_language(lang: str) -> None:
+    """Before the choice widgets are drawn: on a switch of the UI language, the language left keeps its scenario for
+    when the participant comes back, and the language entered gets its own back (its default on a first visit:
+    workshop_zh, and so e5, for Chinese). A choice set in the same run as the switch (a preset, a link) stays."""
+    shown = st.session_state.get(SHOWN_KEY)
+    if shown is None or shown[0] == lang:
+        return
+    left, choices = shown
+    kept = st.session_state.setdefault(BY_LANGUAGE_KEY, {})
+    kept[left] = choices
+    back = kept.get(lang) or {key: choice_defaults(lang)[key] for key in LANGUAGE_CHOICES}
+    for key, value in back.items():
+        if st.session_state.get(key, choices[key]) == choices[key]:  # not set in this run: it follows the language
+            st.session_state[key] = value
+
+
 def rerun_pending() -> bool:
     """Whether the sidebar asked for a rerun this run (a re-mapped threshold waits for it); clears the ask."""
     return bool(st.session_state.pop(RERUN_KEY, False))
@@ -384,6 +417,7 @@ def render_sidebar() -> Settings:
     # Bound selectboxes keep the shown option in the URL, so options are plain codes (no format_func).
     asked = _link_values()
     lang = sidebar.selectbox("Language / 语言 (en, zh)", list(LANGUAGES), key="lang", bind="query-params")
+    _follow_language(lang)
     sidebar.html(PROJECTOR_STYLE)
     sidebar.header(t("sidebar.title"))
     remapped = _apply_remap()
@@ -429,6 +463,7 @@ def render_sidebar() -> Settings:
     sidebar.caption(t("sidebar.share"))
     _report_dropped(sidebar, asked)
     remember_lab(sidebar)
+    st.session_state[SHOWN_KEY] = (lang, {"scenario": stem})
     current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path, judge)
     st.session_state[SETTINGS_KEY] = current
     return current

@@ -510,8 +510,10 @@ def test_reset_lab_throws_injections_away():
 def test_a_session_folder_holds_only_its_live_workspaces(lab_env):
     """Switching scenario, embedder or write path releases the old workspace of that language (collection and text);
     a scenario of the other language is kept beside it (one per language); resetting the lab releases everything."""
+    from lab import engine
+
     at = open_app(embedder="lexical")
-    folder = lab_env / "lab" / at.session_state["lab.id"]
+    folder = engine.lab_folder(at.session_state["lab.id"])  # lab/<lab id>-<8 hex>: one folder per creation of a lab
 
     def text_files():
         return sorted(p.name for p in (folder / "text").glob("*.sqlite3"))
@@ -525,7 +527,8 @@ def test_a_session_folder_holds_only_its_live_workspaces(lab_env):
     at.sidebar.selectbox(key="scenario").set_value("workshop_zh").run()
     assert len(text_files()) == 2
     at.sidebar.button(key="reset_lab").click().run()
-    assert not at.exception and len(text_files()) == 1
+    old, folder = folder, engine.lab_folder(at.session_state["lab.id"])  # the lab created again, in a new folder
+    assert not at.exception and len(text_files()) == 1 and not old.exists()
     live = {name for _, _, name in TextStore(folder / "text" / text_files()[0]).collections()}
     held = {c.name for c in chroma_client(StoreLocation(data_dir=folder)).list_collections()}
     assert live and held == live  # every collection left is one of the live workspace's owners
