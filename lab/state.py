@@ -142,8 +142,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("conflict_band", 0.01, advanced=True),
     Knob("token_budget", 10, advanced=True, number_input=True),
 )
-LAB_JUDGES = ("rules", "learned")
-"""The write path's judges the lab offers (memory.write.judges): the rules, or the learned judge."""
+LAB_JUDGES = ("learned", "rules")
+"""The write path's judges the lab offers (memory.write.judges): the learned judge (the default), or the rules."""
 CHOICE_DEFAULTS = {"embedder": DEFAULT_EMBEDDER, "scenario": DEFAULT_SCENARIO, "write_path": DEFAULT_WRITE_PATH,
                    "judge": DEFAULT_JUDGE}
 

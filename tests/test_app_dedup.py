@@ -14,7 +14,7 @@ import uuid
 import numpy as np
 import pytest
 
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation
+from memory import DEFAULT_JUDGE, LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_judge
 from lab.reasons import reason_in, say
 from memory.write.adjudicate import judge, judge_reason, plain_rule
 from memory.eval.pairs import error_kind, evaluate_pairs, load_pairs, shipped_pair_files
@@ -102,14 +102,14 @@ def test_typed_facts_show_the_budget_trap(minilm):
 def test_chinese_ui_gives_the_reasons_in_chinese():
     """lang=zh: the decision table, the typed pair and the write-path log give memory.write.adjudicate's Chinese reason."""
     report = evaluate_pairs(load_pairs(shipped_pair_files()["dedup_pairs_zh"]), embedder=LexicalEmbedder(),
-                            config=DEFAULTS)
+                            config=DEFAULTS, judge=make_judge(DEFAULT_JUDGE))  # the page's judge: the default
     at = open_app(PAGE, embedder="lexical", lang="zh")
     table = _table(at)
     assert [table.loc[r.id, "reason"] for r in report.results] == [say(r.why, "zh") for r in report.results]
     assert all(say(r.why, "zh") != r.reason for r in report.results)
     a, b = at.text_input(key="dedup.existing").value, at.text_input(key="dedup.incoming").value
     sim = float(np.dot(*LexicalEmbedder().embed([a, b])))
-    assert say(judge_reason(a, b, sim)[1], "zh") in texts(at.warning) + texts(at.success)
+    assert say(make_judge(DEFAULT_JUDGE)(a, b, sim)[1], "zh") in texts(at.warning) + texts(at.success)
     assert "旧事实被停用" in texts(at.warning) + texts(at.success)
     manager = MemoryManager(MemoryConfig(), embedder=LexicalEmbedder(), location=StoreLocation(),
                             workspace=f"zh-log-{uuid.uuid4().hex[:8]}")

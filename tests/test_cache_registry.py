@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 from memory import (ChatJudge, Ingestor, LearnedJudge, LexicalEmbedder, MemoryConfig, MemoryManager, Message,
-                    StoreLocation)
+                    StoreLocation, judge_reason)
 from memory.core import textcaches
 from memory.runtime.erase import user_texts
 
@@ -154,7 +154,7 @@ def _check_erased(mm: MemoryManager, alice: str, bob: str, judge: ChatJudge) -> 
 
 def test_after_a_verified_erase_no_registered_cache_holds_the_users_texts(manager, fake_chat):
     judge = ChatJudge(base_url=fake_chat.url, model="fake-chat", backoff=0.01)
-    ingestors = [Ingestor(manager), Ingestor(manager, judge=judge)]  # the rules, then the chat judge
+    ingestors = [Ingestor(manager, judge=judge_reason), Ingestor(manager, judge=judge)]  # the rules, then the chat judge
     alice, bob, held = _run(manager, ingestors, judge)
     assert fake_chat.requests > 0
     names = {cache.name for cache in textcaches.registered_caches()}
@@ -197,9 +197,12 @@ def test_the_learned_judges_vectors_go_with_the_erased_user(manager, fake_chat):
 
 
 @pytest.mark.skipif(mcp_server is None, reason="mcp is not installed: pip install -r requirements-adapters.txt")
+@pytest.mark.model
+@pytest.mark.no_vector_memo  # the test session's memo of vectors by text (tests/conftest.py) is no cache of the server's
 def test_the_mcp_erase_tool_leaves_no_live_copy_of_the_users_text(tmp_path):
-    """The MCP server's tools in process (the transport adds nothing that outlives a request): after a verified erase
-    through the ``erase`` tool, no object of the process holds a canary of the user (issue 50: 190 of 203 copies)."""
+    """The MCP server's tools in process (the transport adds nothing that outlives a request), with the default
+    (learned) judge: after a verified erase through the ``erase`` tool, no object of the process holds a canary of the
+    user (issue 50: 190 of 203 copies)."""
     from memory.eval import OperatingPoint
 
     point = OperatingPoint(embedder="lexical", write_path="facts", config=MemoryConfig(threshold=0.1))

@@ -27,8 +27,8 @@ import pytest
 
 from bench.common import stop
 from lab.reasons import say
-from memory import (ChatJudge, ConfigError, Ingestor, LexicalEmbedder, MemoryConfig, MemoryManager, Message, Reason,
-                    StoreLocation)
+from memory import (DEFAULT_JUDGE, ChatJudge, ConfigError, Ingestor, LexicalEmbedder, MemoryConfig, MemoryManager,
+                    Message, Reason, StoreLocation, make_judge)
 from memory.eval.conformance import conformance_sets, run_conformance
 from memory.eval.pairs import load_pairs
 from memory.write.adjudicate import VERDICTS, CandidateRef, adjudicate, judge_reason
@@ -426,7 +426,7 @@ def test_an_ingestor_with_a_chat_judge_retires_what_the_model_calls_an_update(fa
     assert statements(fake.requests[0]["body"]) == (first.decision.fact, second.decision.fact)
     active = {r.content for r in manager.records(**owner, scope="active")}
     assert active == {second.decision.fact}
-    assert Ingestor(manager).judge is None  # the rules stay the default
+    assert Ingestor(manager).judge is make_judge(DEFAULT_JUDGE) is make_judge("learned")  # the learned judge is the default
 
 
 # --- a real model, when one is installed and named ----------------------------------------------

@@ -338,7 +338,8 @@ def test_the_teaching_flag_shows_blind_results_marked_not_admitted(http_server, 
     settings = lexical_settings(tmp_path / "lexical.json")
 
     async def session():
-        async with stdio_session(server_args(TENANT, USER, data_dir, settings, show_blind=True),
+        # a user of its own: the HTTP tests' user holds an injection already, one canary apart from this one
+        async with stdio_session(server_args(TENANT, "teaching-" + USER, data_dir, settings, show_blind=True),
                                  tmp_path / "teaching.err") as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             stored = await store_injection(s)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_inprocess import run_cli
 
-from memory import DataFileError, InputError, MemoryConfig, StoreLocation
+from memory import DEFAULT_JUDGE, DataFileError, InputError, MemoryConfig, StoreLocation
 from memory.core.scenario import load_scenario, shipped_scenarios
 from memory.eval import OperatingPoint, load_operating_point, operating_point_from_study, parse_operating_point, run_study
 from memory.eval.conformance import plain_judge
@@ -31,7 +31,7 @@ def test_a_point_round_trips_through_its_file(tmp_path, fmt):
 def test_a_file_may_name_only_some_fields():
     point = parse_operating_point(json.dumps({"format": GOOD["format"], "version": 1, "embedder": "e5",
                                               "config": {"threshold": 0.82}}))
-    assert (point.embedder, point.write_path, point.judge) == ("e5", "facts", "rules")
+    assert (point.embedder, point.write_path, point.judge) == ("e5", "facts", DEFAULT_JUDGE) == ("e5", "facts", "learned")
     assert point.config == MemoryConfig(threshold=0.82)
 
 

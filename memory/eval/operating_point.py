@@ -6,7 +6,7 @@ that answer into a file the library, the CLI, the lab and the agent adapters (``
 agent recalls with the setting that was measured::
 
     {"format": "memory-governance-lab/operating-point", "version": 1,
-     "embedder": "minilm", "write_path": "facts", "judge": "rules",
+     "embedder": "minilm", "write_path": "facts", "judge": "learned",
      "config": {"threshold": 0.42, "top_k": 5, "decay_rate": 0.0, "window_size": 6, ...},
      "provenance": {"dataset": "locomo:locomo-sample.json", "rule": "f1", "recall": 0.61, "precision": 0.48,
                     "f1": 0.54, "questions": 304, "measured_at": "2026-12-03T10:30:00Z"}}
@@ -43,7 +43,7 @@ from memory.core.scenario import load_json
 from memory.embed.embedders import EMBEDDER_NAMES, ENDPOINT, LOCAL_PREFIX, Embedder, LexicalEmbedder, make_embedder
 from memory.store.chroma import StoreLocation
 from memory.write.adjudicate import Judge
-from memory.write.judges import JUDGE_NAMES, make_judge
+from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
 from memory.write.ingest import Ingestor
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class OperatingPoint:
     """The model whose similarity scale ``config.threshold`` is on (a name make_embedder knows)."""
     write_path: str = "facts"
     """``raw`` or ``facts`` (:data:`WRITE_PATHS`)."""
-    judge: str = "rules"
+    judge: str = DEFAULT_JUDGE
     """``rules``, ``learned`` or ``bands`` (:data:`JUDGES`); used by the ``facts`` write path."""
     config: MemoryConfig = field(default_factory=MemoryConfig)
     provenance: Mapping[str, Any] = field(default_factory=dict)
@@ -149,7 +149,7 @@ class OperatingPoint:
         return path
 
 
-def operating_point_from_study(result: "StudyResult", *, write_path: str = "facts", judge: str = "rules",
+def operating_point_from_study(result: "StudyResult", *, write_path: str = "facts", judge: str = DEFAULT_JUDGE,
                base: MemoryConfig | None = None) -> OperatingPoint:
     """The operating point a dense study recommends: its threshold, top_k and decay on ``base`` (the window and
     everything else the study did not sweep), with the study's figures as provenance."""
@@ -216,7 +216,7 @@ def parse_operating_point(raw: bytes | str, *, source: str = "<operating point>"
         raise DataFileError(f"{where}: format: expected {FORMAT!r}, got {_brief(data.get('format'))}")
     if data.get("version") != VERSION:
         raise DataFileError(f"{where}: version: expected {VERSION}, got {_brief(data.get('version'))}")
-    embedder, write_path, judge = data.get("embedder"), data.get("write_path", "facts"), data.get("judge", "rules")
+    embedder, write_path, judge = data.get("embedder"), data.get("write_path", "facts"), data.get("judge", DEFAULT_JUDGE)
     try:
         _check_choices(embedder, write_path, judge, where)
     except InputError as exc:

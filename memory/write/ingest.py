@@ -50,6 +50,7 @@ import numpy as np
 
 from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, prepare_judge
 from memory.core.errors import ErasedError, InputError, MemoryLabError
+from memory.write.judges import DEFAULT_JUDGE, make_judge
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from memory.store.journal import Plan
 from memory.runtime.manager import commit_marks, erased_message, memory_id_for, stamped
@@ -159,8 +160,9 @@ class Ingestor:
             :func:`memory.write.extract.extract` by default (injectable for tests). It is given the first
             ``read_chars`` characters of each message (see :func:`memory.write.extract.read_limit`).
         candidates: stored facts each fact is judged against.
-        judge: decides each (stored, incoming) pair, a :class:`memory.write.adjudicate.Judge`; the rules
-            (:func:`memory.write.adjudicate.judge_reason`) by default.
+        judge: decides each (stored, incoming) pair, a :class:`memory.write.adjudicate.Judge`; by default the
+            learned judge (``make_judge(DEFAULT_JUDGE)``: memory.write.judges). Pass
+            :func:`memory.write.adjudicate.judge_reason` for the rules.
         roles: message roles facts are extracted from (assistant and tool turns speak
             about themselves, not about the user).
         batch_size: messages per batch (one embedding call and one store query per owner).
@@ -180,7 +182,7 @@ class Ingestor:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
         self.manager = manager
         self.extractor = extractor
-        self.judge = judge
+        self.judge = judge if judge is not None else make_judge(DEFAULT_JUDGE)
         self.candidates = candidates
         self.roles = tuple(roles)
         self.batch_size = batch_size
