@@ -550,7 +550,9 @@ def test_erasure_plants_canaries_and_verifies_every_path(lab_env):
     assert (after["items"] == 0).all()
     held = before.set_index("path")["items"]
     assert held["recent_window"] > 0 and held["summary"] == 1 and held["long_term_vectors"] == 1  # the collection
-    assert held["long_term_text"] == 26 + 3
+    # alice's facts of the scenario (how many the judge keeps: 26 with the rules, 24 with the learned judge) and the
+    # three canaries planted on the page
+    assert 20 + 3 <= held["long_term_text"] <= 26 + 3
     assert held["cache"] >= 1 and held["disk"] > 0
     canaries = frame_with(at, "canary")
     assert len(canaries) == 3 and (canaries["files_before"] >= 1).all() and (canaries["files_after"] == 0).all()

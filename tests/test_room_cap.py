@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 
 from lab import engine, i18n, rooms
 from lab.state import Settings
-from memory import MemoryConfig, Message, StoreLocation, govern, load_scenario, shipped_scenarios
+from memory import DEFAULT_JUDGE, MemoryConfig, Message, StoreLocation, govern, load_scenario, shipped_scenarios
 from memory.store.chroma import _CLIENTS
 from test_app import TIMEOUT, lab_env, metric, open_app, texts  # noqa: F401 - lab_env: autouse
 
@@ -161,7 +161,7 @@ def test_twelve_sessions_against_a_cap_of_four_get_their_lab_or_the_room_full_pa
     scenario = load_scenario(shipped_scenarios()["workshop_en"])
     config = MemoryConfig()
     current = Settings(config, None, "lexical", scenario, "workshop_en", None, "en")
-    engine._build_base(engine._base_key("workshop_en", "lexical", "facts", "rules"), scenario)  # serve.py's warm-up
+    engine._build_base(engine._base_key("workshop_en", "lexical", "facts", DEFAULT_JUDGE), scenario)  # serve.py's warm-up
     labs = engine.room()
     start = threading.Barrier(sessions)
     seen: list[tuple[int, int, str]] = []  # (session, run, outcome)
@@ -196,7 +196,7 @@ def test_the_room_full_page_says_so_in_either_language_and_lets_the_participant_
     st.cache_resource.clear()
     first = open_app("lab/pages/recall.py", embedder="lexical")
     labs, drawing = engine.room(), first.session_state["lab.id"]
-    key = engine.workspace_key("workshop_en", "lexical", "facts", "rules", StoreLocation.from_env(), "en")
+    key = engine.workspace_key("workshop_en", "lexical", "facts", DEFAULT_JUDGE, StoreLocation.from_env(), "en")
     live = labs.get(drawing, key, lambda home: pytest.fail("the first lab's workspace exists"), hold=True)
     assert live.data.loaded  # first's page is drawing with its lab now
     try:
