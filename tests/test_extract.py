@@ -3,7 +3,7 @@
 import pytest
 
 from memory.core.errors import InputError
-from memory.write.extract import extract_facts, fact_from_text, is_filler
+from memory.write.extract import extract, extract_facts, fact_from_text, is_filler
 from memory.write.reading import read_statement
 
 A6_ZH = ("我上个月在你们这买了个智能手表，黑色那个，表带有点紧。今天我想给女朋友也买一个粉色的，预算 1500 左右，"
@@ -106,3 +106,59 @@ def test_bad_input_is_a_clear_error(bad, words):
     with pytest.raises(InputError) as err:
         extract_facts(bad)
     assert words in str(err.value) and "content" in str(err.value)
+
+
+# --- a clause keeps its subject and its thing (issue 48: the message path as right as the pair path) ---------------
+
+@pytest.mark.parametrize("text, fact", [
+    ("got a new number, it ends in 9032 now", "The user got a new number, it ends in 9032 now."),
+    ("gave up on spanish, deleted duolingo", "The user gave up on spanish, deleted duolingo."),
+    ("Got a Pixel 8 now, traded in the old iPhone.", "The user got a Pixel 8 now, traded in the old iPhone."),
+    ("My son quit football; he's doing judo instead.", "The user's son quit football, he's doing judo instead."),
+    ("I've stopped playing five-a-side on Sundays, my knee can't take it.",
+     "The user has stopped playing five-a-side on Sundays, the user's knee can't take it."),
+    ("用户已经从腾讯离职，去了字节跳动。", "用户已经从腾讯离职，去了字节跳动。"),
+    ("我喜欢喝黑咖啡，不加糖也不加奶。", "用户喜欢喝黑咖啡，不加糖也不加奶。"),
+    ("我的旧手机坏了，它用了五年。", "用户的旧手机坏了，它用了五年。"),
+])
+def test_a_clause_without_its_own_subject_stays_with_the_clause_it_needs(text, fact):
+    """Split off, "It ends in 9032 now." and "Deleted duolingo." are about nothing: no judge can tell they change the
+    stored phone number or end the stored spanish course."""
+    assert [f.text for f in extract_facts(text)] == [fact]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Deleted duolingo.", "The user deleted duolingo."),
+    ("Just got a dog.", "The user just got a dog."),
+    ("Allergic to nuts.", "The user is allergic to nuts."),
+    ("I think I still have Spotify Premium.", "The user thinks the user still has Spotify Premium."),
+    ("Use metric units.", "Use metric units."),  # an instruction, not something said of the speaker
+    ("Don't forget my birthday.", "Don't forget the user's birthday."),
+])
+def test_a_sentence_that_opens_with_its_verb_is_said_of_the_speaker(text, fact):
+    assert [f.text for f in extract_facts(text)] == [fact]
+
+
+def test_clauses_with_subjects_of_their_own_are_still_atomic_facts():
+    facts = extract_facts("I pay 45 bucks monthly for my mobile, and the data's unlimited. This weekend I'm hiking.")
+    assert [f.text for f in facts] == ["The user pays 45 bucks monthly for the user's mobile.", "The data's unlimited.",
+                                       "This weekend the user is hiking."]
+
+
+def test_joining_stops_at_the_clause_limit():
+    """Pronoun clauses chain while the joined clause fits; past the limit each is a fact of its own, none unread."""
+    text = "I bought a bike. " + " ".join(["It is red and fast and light."] * 20)
+    result = extract(text, clause_chars=120)
+    assert result.complete and all(len(f.text) <= 125 for f in result.facts) and len(result.facts) > 1
+
+
+@pytest.mark.parametrize("a, b", [
+    ("用户体重82公斤。", "用户体重164斤。"), ("用户每天运动1.5小时。", "用户每天运动90分钟。"),
+    ("用户每天运动一个半小时。", "用户每天运动90分钟。"), ("The user runs 1.5 hours a day.", "The user runs 90 minutes a day."),
+    ("The user naps for half an hour.", "The user naps for 30 mins."), ("The user weighs 82 kilos.", "The user weighs 82 kg."),
+])
+def test_a_value_is_read_whole_with_its_unit(a, b):
+    """82公斤 is not n82 and a stray 公; 1.5 hours is not two hours: one value, one unit, in either wording."""
+    ra, rb = read_statement(a), read_statement(b)
+    assert ra.values == rb.values and ra.tokens == rb.tokens, (ra.tokens, rb.tokens)
+    assert ra.values & {"n82", "n90", "n30"}  # kilograms, minutes: not n164 jin, not 1.5 rounded to n2

@@ -2,10 +2,13 @@
 
 Deterministic and offline (no model). A turn is split into sentences and clauses;
 fragments ("the black one", "黑色那个") are joined to the clause they belong to,
-leading qualifiers ("When writing Go, ...", "写Go时，...") to the clause they qualify;
-pleasantries and questions are dropped. Each clause is rewritten to stand alone
-(first person -> "the user" / "用户", "one" -> the product being discussed) and read
-by :func:`memory.write.reading.read_statement` for subject, attribute, value and context.
+leading qualifiers ("When writing Go, ...", "写Go时，...") to the clause they qualify, and a
+clause that needs the one before it for its subject or its thing stays joined to it (see
+:func:`continues`: "got a new number, it ends in 9032", "gave up on spanish, deleted duolingo",
+"用户从腾讯离职了，去了字节跳动"), so no fact loses what it is about; pleasantries and questions are
+dropped. Each clause is rewritten to stand alone (first person -> "the user" / "用户", a sentence
+that opens with its verb gets the speaker as its subject, "one" -> the product being discussed) and
+read by :func:`memory.write.reading.read_statement` for subject, attribute, value and context.
 
 Extraction takes time linear in the text and is bounded per message:
 
@@ -77,6 +80,46 @@ _VERBISH_EN = re.compile(r"\b(?:is|am|are|was|were|be|been|has|have|had|do|does|
                          r"need|needs|want|wants|like|likes|prefer|prefers|live|lives|work|works|use|uses|bought|buy|"
                          r"get|got|go|goes|went|make|makes|take|takes|love|loves|hate|hates|last|lasts)\b|\w+(?:ed|s)\b")
 _VERBISH_ZH = re.compile(r"[是有在买想要用喜欢住做吃喝去给带穿戴玩看听学写开骑坐租养遛充换搬戒紧松]")
+
+_ADVERB_LEAD_EN = (r"(?:(?:also|really|usually|often|always|never|just|still|now|sometimes|mostly|normally|only|even|"
+                   r"already|currently|finally|recently|actually|then|since)\s+)*")
+_PAST_EN = ("got|bought|sold|quit|left|went|took|made|had|gave|ran|came|became|began|broke|brought|caught|chose|did|"
+            "drank|drove|ate|fell|felt|found|flew|forgot|froze|grew|heard|held|hurt|kept|knew|lost|met|paid|put|rode|"
+            "said|saw|sent|set|shut|sang|sat|slept|spent|spoke|stood|swam|taught|told|thought|threw|woke|wore|won|"
+            "wrote|been|gone|done|seen|taken|given|got|gotten|sold|cut|let|dropped|swapped|traded|signed")
+_NOT_PAST_EN = frozenset("need feed seed speed bleed breed shed bed red wed hundred sacred naked wicked beloved "
+                         "tired excited bored married divorced engaged retired interested worried scared annoyed "
+                         "disappointed pleased stressed obsessed based used supposed".split())
+_STATES_EN = ("tired|excited|bored|married|divorced|engaged|retired|interested|worried|scared|annoyed|disappointed|"
+              "pleased|stressed|obsessed|allergic|vegan|vegetarian|single|based|used to")
+_AUX_EN = ("can't|cannot|can|could|couldn't|will|won't|would|wouldn't|should|shouldn't|must|might|may|is|isn't|was|"
+           "wasn't|are|aren't|were|weren't|has|hasn't|have|haven't|had|hadn't|do|don't|does|doesn't|did|didn't|am|"
+           "'m|'ve|'d|'ll")
+_PRESENT_EN = "love|like|hate|need|want|prefer|live|work|enjoy|miss|wish|hope|plan|own|speak|study|train|commute"
+_OPENS_WITH_VERB_EN = re.compile(
+    rf"^{_ADVERB_LEAD_EN}(?:(?:{_PAST_EN}|{_AUX_EN}|{_PRESENT_EN}|{_STATES_EN})\b|(?!(?:{'|'.join(_NOT_PAST_EN)})\b)"
+    rf"[a-z]{{2,}}ed\b)", re.I)
+"""A clause that opens with its verb (after adverbs): it has no subject of its own ("deleted duolingo", "also got a
+dog", "can't make it")."""
+_SPEAKER_VERB_EN = re.compile(
+    rf"^({_ADVERB_LEAD_EN})(?:({_STATES_EN})\b|(?:{_PAST_EN}|didn't|haven't|hadn't|wasn't|can't|won't|{_PRESENT_EN})\b|"
+    rf"(?!(?:{'|'.join(_NOT_PAST_EN)})\b)[a-z]{{2,}}ed\b)", re.I)
+"""A sentence that opens with a verb said of the speaker ("Deleted duolingo.", "Just got a dog.", "Love it here.",
+"Allergic to nuts."): it gets "the user" as its subject. Not imperatives ("Use metric units.", "Don't forget ...")."""
+_POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|(?:this|that)(?!\s+(?:year|month|"
+                             r"week|weekend|morning|afternoon|evening|night|time|summer|winter|spring|autumn|fall)\b))\b|"
+                             r"\b(?:it|them)$", re.I)
+"""A clause about the thing or person of the clause before it: it opens with a pronoun ("it ends in 9032", "he's
+allergic", "that was last year") or ends with one ("my knee can't take it")."""
+_KIN_ZH = ("哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|爸爸|爸|妈妈|妈|爷爷|奶奶|姥姥|姥爷|外公|外婆|老公|老婆|儿子|女儿|闺女|孩子|"
+           "男朋友|女朋友|对象|同事|老板|领导|室友|邻居|父亲|母亲|丈夫|妻子")
+_POINTS_BACK_ZH = re.compile(r"^(?:它|他|她|这(?![次周天里儿边会])|那(?![次周天里儿边时会]))|[它他她]$")
+_OPENS_WITH_VERB_ZH = re.compile(
+    r"^(?:也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
+    r"感觉|开始|继续|加|买|养|学|报|从|把|被|让|每天|经常|一直|现在|目前|如今|后来|结果|于是|很|挺|特别|非常|太|有点|比较|"
+    r"[\d一二两三四五六七八九十]+(?:月|日|号|点|天|年|个|次|岁|斤|公斤))")
+"""A Chinese clause with no subject of its own: it opens with an adverb, a verb or a date ("去了字节跳动", "现在住上海",
+"不加糖也不加奶", "8日退房")."""
 
 
 @dataclass(frozen=True)
@@ -215,10 +258,13 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
     than ``limit`` plus one piece is ever built: linear in the text however many pieces it has.
     """
     out: list[str | None] = []
+    follows = False  # the last clause in ``out`` came from the sentence before this one (none was skipped between)
     for sentence in _sentences(text):
         if _QUESTION.search(sentence.strip()):
+            follows = False
             continue
         pending: str | None = ""  # "" nothing pending; None: an overlong qualifier
+        first = True  # no clause of this sentence kept yet
         for raw in _raw_clauses(sentence):
             piece: str | None = _LEADING_CONJ_ZH.sub("", _LEADING_CONJ_EN.sub("", raw)).strip()
             if not piece or is_filler(piece):
@@ -232,10 +278,18 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
                 pending = piece
             elif out and (piece is None or _is_fragment(piece)):
                 out[-1] = _joined(out[-1], piece, limit)
+                first = False
+            elif (out and (last := out[-1]) is not None and (not first or follows) and piece is not None
+                  and len(last) + len(piece) + 2 <= limit and continues(piece, same_sentence=not first)):
+                out[-1] = _joined(last, piece, limit)  # joined while it fits; else a clause of its own
+                first = False
             else:
                 out.append(piece)
+                first = False
         if pending is None or pending:
             out.append(pending)
+            first = False
+        follows = not first
     return out
 
 
@@ -254,6 +308,16 @@ def _is_qualifier(clause: str) -> bool:
     if _SUBORDINATORS_EN.match(clause):
         return True
     return bool(_PREPOSITIONS_EN.match(clause)) and len(words) <= 4 and not re.search(r"\b(?:i|the user|he|she)\b", clause, re.I)
+
+
+def continues(clause: str, *, same_sentence: bool = True) -> bool:
+    """The clause needs the one before it: it is about that clause's thing or person (it opens or ends with a pronoun:
+    "it ends in 9032 now", "he's allergic", "my knee can't take it", "它坏了"), or, in the same sentence, it opens with
+    its verb and so has that clause's subject ("deleted duolingo", "traded in the old iPhone", "去了字节跳动",
+    "不加糖也不加奶"). Split from it, it would be read without its subject or attribute."""
+    if is_chinese(clause):
+        return bool(_POINTS_BACK_ZH.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_ZH.match(clause))
+    return bool(_POINTS_BACK_EN.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_EN.match(clause))
 
 
 def _is_fragment(clause: str) -> bool:
@@ -294,8 +358,10 @@ _ADVERBS = frozenset("also really usually often always never just still now some
 
 def _conjugate(verb: str) -> str:
     low = verb.lower()
-    if low in _NO_S or low.endswith("ed"):
+    if low in _NO_S or low.endswith("ed") or re.fullmatch(_PAST_EN, low):
         return verb
+    if low == "have":
+        return verb[:-2] + "s"
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
     if re.search(r"[^aeiou]y$", low):
@@ -305,6 +371,10 @@ def _conjugate(verb: str) -> str:
 
 def _stand_alone_en(clause: str, topic: str) -> str:
     s = clause.strip()
+    speaker = _SPEAKER_VERB_EN.match(s)
+    if speaker:  # "Deleted duolingo." / "Allergic to nuts.": said of the speaker
+        rest = s[len(speaker.group(1)):]
+        s = f"I {speaker.group(1).lower()}{'am ' if speaker.group(2) else ''}{rest[:1].lower()}{rest[1:]}"
     if topic:
         s = re.sub(r"^(?:not like|unlike) mine\b", f"unlike the user's current {topic}", s, flags=re.I)
         s = re.sub(r"\b(a|an|the) ((?:[a-z]+ )?)one\b", lambda m: f"{'a' if m.group(1) != 'the' else 'the'} {m.group(2)}{topic}", s)
@@ -339,6 +409,7 @@ def _stand_alone_en(clause: str, topic: str) -> str:
 def _stand_alone_zh(clause: str, topic: str) -> str:
     s = re.sub(r"(?<!\s)\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+", "", clause.strip())
     s = re.sub(r"我的", "用户的", s)
+    s = re.sub(rf"我(?=(?:{_KIN_ZH}))", "用户的", s)  # "我哥" is the user's brother, not "用户哥"
     s = re.sub(r"我(?!们)", "用户", s)
     if topic:
         s = re.sub(r"^(?:别|不要)?像用户那个", f"用户现有的{topic}", s)

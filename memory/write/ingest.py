@@ -10,9 +10,11 @@ Per fact:
 
 * candidates are the nearest stored facts of the same (tenant, user), read from the
   owner's own records (``MemoryStore.query_many`` with scope ``active``: not deprecated, not archived,
-  not expired), then kept to the fact's category and to facts (raw messages stored by
-  ``MemoryManager.add`` are not facts); facts accepted earlier in the same batch are
-  candidates too;
+  not expired), kept to facts (raw messages stored by ``MemoryManager.add`` are not facts) of any
+  category: the CANDIDATES nearest, and beyond them every fact of the fact's own attribute among the
+  neighbours read (a category is the extractor's guess from the wording, so "Gave up on spanish" and
+  "The user is learning spanish" fall in two; a filter on it hid the stored fact from the judge);
+  facts accepted earlier in the same batch are candidates too;
 * :func:`memory.write.adjudicate.adjudicate` decides; the decision is applied:
   ``duplicate`` bumps the stored fact's ``access_count`` and ``last_verified_at`` (no
   new vector); ``update`` deprecates the old record (``superseded_by`` = new id) and
@@ -52,6 +54,7 @@ from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, p
 from memory.core.errors import ErasedError, InputError, MemoryLabError
 from memory.write.judges import DEFAULT_JUDGE, make_judge
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
+from memory.write.reading import read_statement
 from memory.store.journal import Plan
 from memory.runtime.manager import commit_marks, erased_message, memory_id_for, stamped
 from memory.core.reasons import Reason
@@ -64,11 +67,12 @@ Extractor = Callable[..., "list[Fact] | Extraction"]
 Progress = Callable[[int, int], None]
 
 CANDIDATES = 5
-"""Stored facts of the same category a new fact is judged against."""
+"""The nearest stored facts (any category) a new fact is judged against, besides those of its own attribute."""
 OVERFETCH = 4
-"""The store query asks for CANDIDATES * OVERFETCH neighbours before keeping the fact's category."""
+"""The store query asks for CANDIDATES * OVERFETCH neighbours: the facts of the new fact's attribute among them are
+judged too, however far down they rank (:meth:`Ingestor._decide_one`)."""
 _LIKELY_MATES = 256
-"""How many of a batch's earlier facts of one owner and category :meth:`Ingestor._likely_pairs` weighs per fact."""
+"""How many of a batch's earlier facts of one owner :meth:`Ingestor._likely_pairs` weighs per fact."""
 
 
 def fact_id_for(message: Message, fact: Fact) -> str:
@@ -109,7 +113,7 @@ class LogEntry:
     memory_id: str
     """The record that holds the fact afterwards: the new record, or the stored one for a duplicate."""
     category: Category | Literal[""]
-    """The fact's category (candidates were drawn from this category only)."""
+    """The fact's category (candidates are drawn from every category)."""
     context: str
     """The fact's context qualifier ('' when none)."""
     decision: Decision
@@ -453,7 +457,7 @@ class Ingestor:
         entries: list[LogEntry] = []
         added: dict[str, tuple[MemoryRecord, np.ndarray]] = {}
         changed: dict[str, MemoryRecord] = {}
-        shelf: dict[tuple[str, str, str], list[str]] = {}  # (tenant, user, category) -> ids added in this batch
+        shelf: dict[tuple[str, str], list[str]] = {}  # (tenant, user) -> ids added in this batch
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
@@ -476,13 +480,13 @@ class Ingestor:
     def _likely_pairs(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]
                       ) -> list[tuple[str, str]]:
         """The (stored, incoming) pairs the judge will most likely be asked: each fact against the nearest of its
-        category among its stored candidates and the batch's earlier facts of its owner (a superset of the pool
-        :meth:`_decide_one` builds, which depends on the decisions). Only for :func:`prepare_judge`'s warm-up."""
-        earlier: dict[tuple[str, str, str], list[_Pending]] = {}
+        stored candidates and of the batch's earlier facts of its owner (the pool :meth:`_decide_one` builds depends
+        on the decisions, and may add facts of the fact's attribute). Only for :func:`prepare_judge`'s warm-up."""
+        earlier: dict[tuple[str, str], list[_Pending]] = {}
         out: list[tuple[str, str]] = []
         for p, row in zip(pending, stored):
-            key = (p.message.tenant_id, p.message.user_id, p.fact.category)
-            near = [(r.content, s) for r, s in row if r.category == p.fact.category and r.memory_id.startswith("fact-")]
+            key = (p.message.tenant_id, p.message.user_id)
+            near = [(r.content, s) for r, s in row if r.memory_id.startswith("fact-")]
             mates = earlier.setdefault(key, [])[-_LIKELY_MATES:]
             if mates:
                 sims = np.stack([q.vector for q in mates]) @ p.vector
@@ -494,17 +498,20 @@ class Ingestor:
 
     def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
                     added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
-                    shelf: dict[tuple[str, str, str], list[str]]) -> LogEntry:
-        """Adjudicate one fact against its candidates and apply the decision to this batch's changes."""
+                    shelf: dict[tuple[str, str], list[str]]) -> LogEntry:
+        """Adjudicate one fact against its candidates and apply the decision to this batch's changes.
+
+        The candidates: the ``candidates`` nearest active facts of the owner, of any category, then every other one
+        among those read whose reading has the fact's attribute and subject (:func:`_same_attribute`), so a stored
+        value of the same attribute is always judged, however the two statements were categorised or worded."""
         owner = (p.message.tenant_id, p.message.user_id)
-        pool = [(changed.get(r.memory_id, r), s) for r, s in stored
-                if r.category == p.fact.category and r.memory_id.startswith("fact-")]
-        for mid in shelf.get((*owner, p.fact.category), ()):
+        pool = [(changed.get(r.memory_id, r), s) for r, s in stored if r.memory_id.startswith("fact-")]
+        for mid in shelf.get(owner, ()):
             r, v = added[mid]
             pool.append((r, float(v @ p.vector)))
         pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id != p.memory_id]
         pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
-        pool = pool[: self.candidates]
+        pool = pool[: self.candidates] + [(r, s) for r, s in pool[self.candidates:] if _same_attribute(r.content, p.fact)]
         by_id = {r.memory_id: r for r, _ in pool}
         decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
                               judge=self.judge)
@@ -524,7 +531,7 @@ class Ingestor:
                 self._keep(replace(target, is_deprecated=True, superseded_by=record.memory_id), added, changed)
                 superseded = target.memory_id
             added[record.memory_id] = (record, p.vector)
-            shelf.setdefault((*owner, p.fact.category), []).append(record.memory_id)
+            shelf.setdefault(owner, []).append(record.memory_id)
         return LogEntry(owner[0], owner[1], p.message.id, memory_id, p.fact.category, p.fact.context,
                         decision, at, superseded, message_key=memory_id_for(p.message))
 
@@ -588,6 +595,14 @@ def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[Mem
                 superseded_by=ours.superseded_by or fresh.superseded_by,
             ))
     return out
+
+
+def _same_attribute(stored: str, fact: Fact) -> bool:
+    """The stored statement reads as the fact's attribute of the fact's subject (both read, neither unread)."""
+    if not fact.attribute:
+        return False
+    reading = read_statement(stored)
+    return reading.attribute == fact.attribute and reading.subject == fact.subject
 
 
 def _with(ids: list[str], new_id: str) -> list[str]:

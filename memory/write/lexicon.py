@@ -507,8 +507,9 @@ def _en_time_of_day(m: re.Match) -> str:
 
 
 def normalize_values_en(text: str) -> str:
-    """Lower-cased English with times (t0630), dates (d0630) and numbers (n500000) in one canonical spelling."""
-    out = text.lower()
+    """Lower-cased English with times (t0630), dates (d0630) and numbers (n500000) in one canonical spelling, and
+    durations and weights in one unit each (:func:`whole_quantities_en`)."""
+    out = whole_quantities_en(text.lower())
     out = _ORDINAL_OF_MONTH_EN.sub(_en_ordinal_of_month, out)
     out = _TIME_OF_DAY_EN.sub(_en_time_of_day, out)
     out = _NUMERIC_DATE_EN.sub(_en_numeric_date, out)
@@ -556,12 +557,88 @@ def _zh_number(m: re.Match) -> str:
 
 
 def normalize_values_zh(text: str) -> str:
-    """Chinese with times, dates and numbers (Arabic or Chinese numerals, 万/亿) in one canonical spelling."""
-    out = _NUMERIC_DATE_ZH.sub(lambda m: f"{m.group(1)}年{int(m.group(2))}月{int(m.group(3))}日", text)  # 2025-06-30
+    """Chinese with times, dates and numbers (Arabic or Chinese numerals, 万/亿) in one canonical spelling, and
+    durations and weights in one unit each (:func:`whole_quantities_zh`)."""
+    out = whole_quantities_zh(text)
+    out = _NUMERIC_DATE_ZH.sub(lambda m: f"{m.group(1)}年{int(m.group(2))}月{int(m.group(3))}日", out)  # 2025-06-30
     out = _CLOCK_ZH.sub(_zh_clock, out)
     out = _TIME_ZH.sub(_zh_time, out)
     out = _DATE_ZH.sub(_zh_date, out)
     return _NUM_ZH.sub(_zh_number, out)
+
+
+_HOURS_EN = re.compile(r"\b(?:an?\s+hour\s+and\s+a\s+half|(an?|one|\d+(?:\.\d+)?)\s+and\s+a\s+half\s+hours?|"
+                       r"(\d+(?:\.\d+)?|an?|one)(?:\s+|-)(?:hours?|hrs?)|(half)\s+an?\s+hour)\b")
+_MINUTES_EN = re.compile(r"\b(\d+(?:\.\d+)?)(?:\s+|-)?(?:mins?|minutes?)\b")
+_KILOS_EN = re.compile(r"\b(\d+(?:\.\d+)?)(?:\s+|-)?(?:kgs?|kilos?|kilograms?|kilogrammes?)\b")
+_HOURS_ZH = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?|[{_ZH_NUM_CHARS}]{{1,4}})?(个)?(半)?(?:个)?(?:小时|钟头)")
+_JIN_ZH = re.compile(rf"(?<![公\d.])(\d+(?:\.\d+)?|[{_ZH_NUM_CHARS}]{{1,6}})斤")
+_KILOS_ZH = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?|[{_ZH_NUM_CHARS}]{{1,6}})(?:千克|kg|KG|公斤)")
+
+
+def _whole(value: Decimal) -> str | None:
+    """A quantity as digits when it is whole (90, not 90.0), else None."""
+    return str(int(value)) if value == value.to_integral_value() else None
+
+
+def whole_quantities_en(text: str) -> str:
+    """Durations in minutes and weights in kg, the number and its unit kept together: "1.5 hours", "an hour and a half"
+    and "90 mins" are all "90 minutes"; "82 kilos" is "82 kg" (lower-cased text in, as :func:`normalize_values_en`
+    has it). A duration that is not a whole number of minutes is left as written."""
+    def hours(m: re.Match) -> str:
+        if m.group(3):
+            count = Decimal("0.5")
+        elif m.group(1) is not None:
+            count = Decimal(1 if m.group(1) in ("a", "an", "one") else m.group(1)) + Decimal("0.5")
+        elif m.group(2) is not None:
+            count = Decimal(1 if m.group(2) in ("a", "an", "one") else m.group(2))
+        else:  # "an hour and a half"
+            count = Decimal("1.5")
+        minutes = _whole(count * 60)
+        return m.group(0) if minutes is None else f"{minutes} minutes"
+
+    out = _HOURS_EN.sub(hours, text)
+    out = _MINUTES_EN.sub(lambda m: f"{_whole(Decimal(m.group(1))) or m.group(1)} minutes", out)
+    return _KILOS_EN.sub(lambda m: f"{m.group(1)} kg", out)
+
+
+def whole_quantities_zh(text: str) -> str:
+    """Durations in 分钟 and weights in 公斤, the number and its unit kept together: "1.5小时", "一个半小时" and "90分钟"
+    are all "90分钟"; "164斤" is "82公斤" (an odd number of 斤 is left as written)."""
+    def hours(m: re.Match) -> str:
+        number, half = m.group(1), bool(m.group(3))
+        if number is None:
+            if not half:
+                return m.group(0)  # "小时候" and the like: no number
+            count = Decimal("0.5")
+        else:
+            whole = _zh_decimal(number)
+            if whole is None:
+                return m.group(0)
+            count = whole + (Decimal("0.5") if half else 0)
+        minutes = _whole(count * 60)
+        return m.group(0) if minutes is None else f"{minutes}分钟"
+
+    def jin(m: re.Match) -> str:
+        value = _zh_decimal(m.group(1))
+        kilos = None if value is None else _whole(value / 2)
+        return m.group(0) if kilos is None else f"{kilos}公斤"
+
+    def kilos(m: re.Match) -> str:
+        value = _zh_decimal(m.group(1))
+        return m.group(0) if value is None else f"{_whole(value) or m.group(1)}公斤"
+
+    out = _HOURS_ZH.sub(hours, text)
+    out = _JIN_ZH.sub(jin, out)
+    return _KILOS_ZH.sub(kilos, out)
+
+
+def _zh_decimal(number: str) -> Decimal | None:
+    """'1.5' -> 1.5, '一' -> 1, '两' -> 2; None when it is not a number."""
+    if re.fullmatch(r"\d+(?:\.\d+)?", number):
+        return Decimal(number)
+    value = zh_to_int(number)
+    return None if value is None else Decimal(value)
 
 
 def is_chinese(text: str) -> bool:

@@ -1,0 +1,94 @@
+"""The message path as right as the pair path (issue 48): a pair said as two chat messages of one user, through the
+facts write path, is decided as the same judge decides the two statements. English on MiniLM, Chinese on e5 (with the
+bands carried to its scale, as the lab does), the learned judge, real in-memory Chroma; bench/message_path.py measures
+the same on every held-out set."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from bench.message_path import FIRST_AT, SECOND_AT, message_path, outcome, training_sets
+from memory import Ingestor, MemoryManager, Message, StoreLocation, make_embedder
+from memory.core.config import MemoryConfig
+from memory.eval.calibration import config_for
+from memory.eval.pairs import evaluate_pairs, load_pairs
+from memory.write.judges import make_judge
+
+pytestmark = pytest.mark.model
+OWNER = {"tenant_id": "acme", "user_id": "alice"}
+
+
+@pytest.fixture(scope="module")
+def e5():
+    """The real multilingual-e5-small (the lab's model for Chinese), loaded once for this module."""
+    return make_embedder("e5")
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return make_judge("learned")
+
+
+def _say(embedder, config, judge, first: str, second: str):
+    """``first`` then, an hour later, ``second`` from one user; the second message's entries and the live facts."""
+    manager = MemoryManager(config, embedder=embedder, location=StoreLocation(), workspace=f"t-{uuid.uuid4().hex[:10]}")
+    try:
+        ingestor = Ingestor(manager, judge=judge)
+        ingestor.ingest(Message(**OWNER, id="m1", content=first, timestamp=FIRST_AT))
+        entries = ingestor.ingest(Message(**OWNER, id="m2", content=second, timestamp=SECOND_AT))
+        live = [r.content for r in manager.records(**OWNER, scope="active") if r.memory_id.startswith("fact-")]
+    finally:
+        manager.close()
+    return entries, live
+
+
+@pytest.mark.parametrize("first", ["My phone number ends in 4471.", "got a new number, it ends in 4471"])
+def test_a_new_number_said_in_two_clauses_retires_the_old_one(minilm, judge, first):
+    entries, live = _say(minilm, MemoryConfig(), judge, first, "got a new number, it ends in 9032 now")
+    assert [e.decision.decision for e in entries] == ["update"], [e.to_dict() for e in entries]
+    assert not any("4471" in f for f in live) and any("9032" in f for f in live), live
+
+
+def test_giving_up_a_course_retires_it_rather_than_being_dropped(minilm, judge):
+    """Split as "Gave up on spanish." and "Deleted duolingo." the second was taken for a duplicate (a silent loss)."""
+    entries, live = _say(minilm, MemoryConfig(), judge, "I'm learning spanish on duolingo",
+                         "gave up on spanish, deleted duolingo")
+    assert any(e.decision.decision == "update" and e.superseded for e in entries), [e.to_dict() for e in entries]
+    assert not any("learning spanish" in f for f in live) and any("gave up on spanish" in f for f in live), live
+
+
+def test_a_stored_fact_of_another_category_is_judged(minilm, judge):
+    """The extractor guesses a category from the wording; the stored fact of another one is still a candidate."""
+    entries, live = _say(minilm, MemoryConfig(), judge, "I'm learning spanish on duolingo", "Gave up on spanish.")
+    [entry] = entries
+    assert entry.category == "preference"  # the stored fact is an episodic_fact
+    assert entry.decision.candidate is not None and "spanish" in entry.decision.candidate.text
+    assert entry.decision.why.code != "new.no_candidate"
+    assert entry.decision.decision == "update" and live == ["The user gave up on spanish."], live
+
+
+def test_a_weight_in_another_unit_is_read_whole_on_the_message_path(e5, judge):
+    """150斤 is 75 kg: the change is 82 -> 75, not 'n82公' -> 'n150' (a number and half its unit against another)."""
+    entries, live = _say(e5, config_for("e5", language="zh"), judge, "我体重82公斤", "我体重150斤了")
+    [entry] = entries
+    assert entry.decision.decision == "update" and live == ["用户体重150斤了。"], [e.to_dict() for e in entries]
+    assert entry.decision.why.params.get("old") == "82" and entry.decision.why.params.get("new") == "75", \
+        entry.decision.why.params
+
+
+SAMPLE = (("train_en_3", 0, 16), ("train_zh_8", 0, 16))
+"""(training set, first pair, step): a fixed sample of the training-only pairs, every verdict in each."""
+
+
+@pytest.mark.parametrize("name, start, step", SAMPLE)
+def test_a_training_sample_gets_the_same_outcome_on_both_paths(minilm, e5, judge, name, start, step):
+    items = [p for p in load_pairs(training_sets()[name]) if p.expected][start::step]
+    embedder, config = (e5, config_for("e5", language="zh")) if "_zh_" in name else (minilm, MemoryConfig())
+    pair = [r.decision for r in evaluate_pairs(items, embedder=embedder, config=config, judge=judge).results]
+    runs = message_path(items, embedder=embedder, config=config, judge=judge)
+    assert {p.expected for p in items} == {"duplicate", "update", "coexist", "new"}
+    differing = [(it.id, it.existing, it.incoming, p, r.verdict, r.second) for it, p, r in zip(items, pair, runs)
+                 if outcome(p) != outcome(r.verdict)]
+    assert differing == []
