@@ -122,7 +122,7 @@ def test_cancel_erases_nothing_and_says_so():
 def test_confirm_erases_exactly_the_named_user():
     at = open_app(embedder="lexical")
     counts = owner_counts(at)
-    assert counts[ALICE] == 26 and len(counts) >= 4
+    assert counts[ALICE] >= 20 and len(counts) >= 4  # alice's facts of the scenario (as many as the judge keeps)
     erase_confirmed(on_erasure_page(at), "acme/alice")
     after = owner_counts(at)
     assert ALICE not in after
