@@ -42,7 +42,7 @@ from typing import Callable
 import chromadb
 import numpy as np
 
-from memory import MemoryConfig, MemoryManager, make_embedder
+from memory import DEFAULT_JUDGE, MemoryConfig, MemoryManager, make_embedder
 from memory.core.scenario import Scenario, parse_scenario
 from memory.eval import config_for
 from memory.eval.synth import SynthSpec, generate_scenario
@@ -70,7 +70,7 @@ def _scenario(messages: int) -> Scenario:
 
 
 def _job(model, write_path: str, folder: str, messages, chunk: int | None,
-         judge: str = "rules", plans: int | None = None) -> tuple[MemoryManager, Callable[[], int]]:
+         judge: str = DEFAULT_JUDGE, plans: int | None = None) -> tuple[MemoryManager, Callable[[], int]]:
     """A lab workspace as lab.engine makes one (a memo of vectors that has not seen these texts) and its upload
     as the lab runs it: a background job, waited for."""
     manager, ingestor = lab_workspace(
@@ -112,14 +112,14 @@ def _chroma(model, folder: str, messages) -> tuple[None, Callable[[], int]]:
 LABELS = {"encode": "encode every message once (MiniLM)",
           "encode_facts": "encode the facts the facts path distils, once (MiniLM)",
           "raw": "lab job, raw (gives way between model batches)",
-          "facts": "lab job, facts (gives way between model batches)",
+          "facts": f"lab job, facts, the default judge ({DEFAULT_JUDGE}; gives way between model batches)",
           "raw_before": f"lab job, raw, giving way every {BEFORE_CHUNK} texts (before)",
           "facts_before": f"lab job, facts, giving way every {BEFORE_CHUNK} texts (before)",
           "chroma": "raw Chroma: the same vectors added into one new collection per owner (no model)",
-          "facts_learned": "lab job, facts, the learned judge (its own e5 vectors)"}
+          "facts_rules": "lab job, facts, the rules judge (no model of its own)"}
 
 
-def measure(model, size: int, repeats: int, learned: bool = False, plans: int | None = None) -> dict:
+def measure(model, size: int, repeats: int, rules: bool = False, plans: int | None = None) -> dict:
     messages = _scenario(size).messages
     texts = [m.content for m in messages]
     facts = [f.text for m in messages for f in extract(m.content).facts]
@@ -138,8 +138,8 @@ def measure(model, size: int, repeats: int, learned: bool = False, plans: int | 
     if plans:
         runs["raw_plans"] = lambda f: _job(model, "raw", f, messages, None, plans=plans)
         runs["facts_plans"] = lambda f: _job(model, "facts", f, messages, None, plans=plans)
-    if learned:
-        runs["facts_learned"] = lambda f: _job(model, "facts", f, messages, None, judge="learned")
+    if rules:
+        runs["facts_rules"] = lambda f: _job(model, "facts", f, messages, None, judge="rules")
     seconds: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):  # interleaved, so a busy moment of the machine hits every side
@@ -168,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="300 messages only, 2 runs each")
     p.add_argument("--plans", type=int, metavar="N", help="also raw and facts writing plans of N messages (results: "
                    "upload_ingest_plansN)")
-    p.add_argument("--learned", action="store_true", help="also the facts path with the learned judge (results: "
-                   "upload_ingest_learned)")
+    p.add_argument("--rules", action="store_true", help="also the facts path with the rules judge (results: "
+                   "upload_ingest_rules); the facts row is the default judge's")
     a = p.parse_args(argv)
     model = make_embedder("minilm")
     model.embed([f"warm-up text {i}" for i in range(64)])  # first-call costs are not part of either side
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.plans:
         LABELS["raw_plans"] = f"lab job, raw, write plans of {a.plans:,} messages"
         LABELS["facts_plans"] = f"lab job, facts, write plans of {a.plans:,} messages"
-    rows = [measure(model, size, repeats, a.learned, a.plans) for size in sizes]
+    rows = [measure(model, size, repeats, a.rules, a.plans) for size in sizes]
     meets = all(r["ratio_to_encode"][n] <= 1.5 for r in rows for n in ("raw", "facts"))
     lines = [f"30 users, MiniLM; best of {repeats} interleaved runs; every ratio is over `encode` (the model "
              f"encoding the same message texts once); the lab writes plans of {loading.LOAD_BATCH:,} messages.", "",
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["", f"Target (issue 26): raw and facts <= 1.5 x encode at every size (wall): "
               f"{'met' if meets else 'missed'}."]
     table = "\n".join(lines)
-    write_results("upload_ingest" + ("_learned" if a.learned else "") + (f"_plans{a.plans}" if a.plans else ""), {"users": 30, "rows": rows, "target_ratio": 1.5, "meets_target_wall": meets},
+    write_results("upload_ingest" + ("_rules" if a.rules else "") + (f"_plans{a.plans}" if a.plans else ""), {"users": 30, "rows": rows, "target_ratio": 1.5, "meets_target_wall": meets},
                   table)
     print(table)
     return 0
