@@ -11,7 +11,7 @@
 - **venv**: the megabytes of installed distributions the embedder needs beyond the rest of
   requirements.txt (its own package and every dependency nothing else pulls in);
 - **recall@k**: ``memory.eval.calibration.compare`` on the LoCoMo sample (raw turns, skipped with
-  --quick) and on fixtures/recall_zh.json (Chinese, queries paraphrase their memory; written
+  --quick) and on memory/scenarios/recall_zh.json (Chinese, queries paraphrase their memory; written
   apart from the code): dense per embedder, BM25, hybrid per embedder; on LoCoMo also the mean
   of MiniLM's and e5's cosines, dense and hybrid (an experiment: :class:`MeanOfModels`).
 

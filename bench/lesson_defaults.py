@@ -18,7 +18,7 @@ from pathlib import Path
 from memory import MemoryConfig, MemoryManager, govern, make_embedder
 from memory.eval.calibration import config_for
 from memory.write.ingest import Ingestor
-from memory.core.scenario import FIXTURES_DIR, load_scenario
+from memory.core.scenario import SCENARIOS_DIR, load_scenario
 from memory.core.schema import parse_time
 from memory.store.chroma import StoreLocation
 
@@ -33,7 +33,7 @@ from .common import write_results
 def count(scenario_name: str, embedder_name: str, write_path: str, threshold: float | None = None) -> list[dict]:
     """One row per labelled query: blind and governed polluted counts at the default config (``threshold``
     instead of the default's, when given), and whether each served one of the query's relevant memories."""
-    scenario = load_scenario(FIXTURES_DIR / f"{scenario_name}.json")
+    scenario = load_scenario(SCENARIOS_DIR / f"{scenario_name}.json")
     config = config_for(embedder_name, language=scenario.language)  # the sidebar's defaults for this model and language
     if threshold is not None:
         config = config.replace(threshold=threshold)
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="the same (the scenario is small)")
     a = p.parse_args(argv)
     rows = [row for path in WRITE_PATHS for row in count(a.scenario, a.embedder, path, a.threshold)]
-    language = load_scenario(FIXTURES_DIR / f"{a.scenario}.json").language
+    language = load_scenario(SCENARIOS_DIR / f"{a.scenario}.json").language
     threshold = a.threshold if a.threshold is not None else config_for(a.embedder, language=language).threshold
     lines = [f"{a.scenario}, {a.embedder}, default settings (threshold {threshold}"
              f"{', given' if a.threshold is not None else ''}); polluted memories in blind top-k vs governed recall, "

@@ -36,6 +36,12 @@ class PageSpec:
     """The page has the shared user picker (``?user=tenant/user``), so a stale user link shows a message there."""
 
     @property
+    def file(self) -> str:
+        """The page file's absolute path, what app.py gives ``st.Page``: Streamlit resolves a relative one against
+        the folder of the script it runs, which is not the repository root in an installed lab (lab/launch.py)."""
+        return str(Path(__file__).resolve().parent.parent / self.path)
+
+    @property
     def link(self) -> str:
         """The path a browser opens: Streamlit serves the default page at the root and ignores its url_path."""
         return "" if self.default else self.url_path

@@ -15,7 +15,7 @@ import pytest
 from locomo_data import require_locomo
 from memory.eval.datasets import LOCOMO_TENANT, load_dataset, load_locomo, scenario_dataset
 from memory.core.errors import DataFileError, InputError
-from memory.core.scenario import FIXTURES_DIR
+from memory.core.scenario import SCENARIOS_DIR
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,8 @@ def raw(locomo_path):
 # --- scenarios ---------------------------------------------------------------------
 
 def test_scenario_messages_become_memories_and_queries_questions():
-    ds = scenario_dataset(FIXTURES_DIR / "workshop_en.json")
-    raw = json.loads((FIXTURES_DIR / "workshop_en.json").read_text(encoding="utf-8"))
+    ds = scenario_dataset(SCENARIOS_DIR / "workshop_en.json")
+    raw = json.loads((SCENARIOS_DIR / "workshop_en.json").read_text(encoding="utf-8"))
     assert (ds.kind, ds.unit, ds.name) == ("scenario", "turns", "workshop-en")
     assert [m.id for m in ds.memories] == [m["id"] for m in raw["messages"]]
     assert [q.id for q in ds.questions] == [q["id"] for q in raw["queries"]]

@@ -93,7 +93,7 @@ def test_the_inspector_csv_has_no_formula_cell(hostile_lab):
 
 @pytest.fixture(scope="module")
 def hostile_scenario(tmp_path_factory) -> Path:
-    scenario = json.loads((ROOT / "fixtures" / "workshop_en.json").read_text(encoding="utf-8"))
+    scenario = json.loads((ROOT / "memory" / "scenarios" / "workshop_en.json").read_text(encoding="utf-8"))
     scenario["name"] = "=HYPERLINK(\"https://evil.example\")"
     for message, text in zip(scenario["messages"], HOSTILE):
         message["content"] = text

@@ -12,7 +12,7 @@ import pytest
 from lab import i18n, lesson
 from lab.lesson import STEPS
 from lab.state import DEFAULT_SCENARIO
-from memory.core.scenario import FIXTURES_DIR, load_scenario
+from memory.core.scenario import SCENARIOS_DIR, load_scenario
 from tests.test_app import lab_env, metric, open_app  # noqa: F401 - lab_env is a fixture
 
 pytestmark = [pytest.mark.app, pytest.mark.usefixtures("lab_env")]
@@ -50,7 +50,7 @@ def test_the_first_screen_shows_governed_recall_less_polluted_than_blind_top_k()
 
 def test_every_labelled_query_of_the_default_scenario_lands_at_the_defaults():
     """Governed is never more polluted than blind and strictly less wherever blind is polluted (issue 10, item 2)."""
-    scenario = load_scenario(FIXTURES_DIR / f"{DEFAULT_SCENARIO}.json")
+    scenario = load_scenario(SCENARIOS_DIR / f"{DEFAULT_SCENARIO}.json")
     at = open_app()
     seen = []
     for q in scenario.queries:
@@ -155,7 +155,7 @@ def test_in_chinese_the_lab_opens_on_the_chinese_scenario_with_e5_at_its_chinese
     from lab.state import DEFAULT_SCENARIOS
     from memory.eval.calibration import config_for
 
-    scenario = load_scenario(FIXTURES_DIR / f"{DEFAULT_SCENARIOS['zh']}.json")
+    scenario = load_scenario(SCENARIOS_DIR / f"{DEFAULT_SCENARIOS['zh']}.json")
     assert scenario.language == "zh"
     at = open_app(lang="zh")
     assert at.sidebar.selectbox(key="scenario").value == "workshop_zh"

@@ -9,7 +9,8 @@ import re
 
 from lab.reasons import ATTRIBUTES_ZH, attribute_zh, say
 from memory import Reason
-from memory.core.scenario import FIXTURES_DIR, load_scenario
+from memory.core.scenario import SCENARIOS_DIR, load_scenario
+from memory.eval import shipped_pair_files
 from memory.write.extract import extract
 
 ASCII_WORD = re.compile(r"[A-Za-z]{3,}")
@@ -17,8 +18,8 @@ ASCII_WORD = re.compile(r"[A-Za-z]{3,}")
 
 def _chinese_texts() -> list[str]:
     texts = [m.content for name in ("workshop_zh", "recall_zh", "seed_demo_zh")
-             for m in load_scenario(FIXTURES_DIR / f"{name}.json").messages]
-    for pair in json.loads((FIXTURES_DIR / "dedup_pairs_zh.json").read_text(encoding="utf-8")):
+             for m in load_scenario(SCENARIOS_DIR / f"{name}.json").messages]
+    for pair in json.loads(shipped_pair_files()["dedup_pairs_zh"].read_text(encoding="utf-8")):
         texts += [pair["existing"], pair["incoming"]]
     return texts
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from memory import Ingestor, InputError, MemoryConfig, MemoryManager, StoreLocation, restore, snapshot
-from memory.core.scenario import FIXTURES_DIR, load_scenario
+from memory.core.scenario import SCENARIOS_DIR, load_scenario
 
 QUERY = "What is the campaign budget now?"
 ALICE = {"tenant_id": "acme", "user_id": "alice"}
@@ -21,7 +21,7 @@ ALICE = {"tenant_id": "acme", "user_id": "alice"}
 
 @pytest.fixture(scope="module")
 def scenario():
-    return load_scenario(FIXTURES_DIR / "workshop_en.json")
+    return load_scenario(SCENARIOS_DIR / "workshop_en.json")
 
 
 def _manager(embedder, folder, config=None) -> MemoryManager:
@@ -76,7 +76,7 @@ def test_a_restored_workspace_is_the_source_state_records_chains_windows_summari
 
 
 def load_scenario_messages():
-    return load_scenario(FIXTURES_DIR / "workshop_en.json").messages
+    return load_scenario(SCENARIOS_DIR / "workshop_en.json").messages
 
 
 def test_an_erasure_in_one_copy_touches_neither_the_snapshot_nor_another_copy(source, minilm, tmp_path):

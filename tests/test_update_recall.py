@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from memory import MemoryConfig, Message
-from memory.core.scenario import FIXTURES_DIR
-from memory.eval.pairs import load_pairs
+from memory.eval.pairs import load_pairs, shipped_pair_files
 from memory.write.ingest import Ingestor
 from memory.write.judges import make_judge
 
 T0 = 1_780_000_000.0
 UPDATES = [p.model_copy(update={"id": f"{lang}-{p.id}"}) for lang in ("en", "zh")
-           for p in load_pairs(FIXTURES_DIR / f"dedup_pairs_{lang}.json") if p.expected == "update"]
+           for p in load_pairs(shipped_pair_files()[f"dedup_pairs_{lang}"]) if p.expected == "update"]
 
 
 @pytest.mark.model

@@ -17,11 +17,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory.core.errors import DataFileError, MemoryLabError, TooManyMessagesError
 from memory.core.safefile import read_regular_file, shown
 from memory.core.config import MemoryConfig
+from memory.core.owner import Owner
 from memory.core.schema import ROLES, Message, parse_time, validate_identifier, validate_text
 
 _T = TypeVar("_T")
 
+SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+"""The shipped lesson scenarios (``memory/scenarios/*.json``): package data, installed with the library (pip
+unpacks a wheel into a folder, so they are plain files beside the modules). Listed by :func:`shipped_scenarios`.
+The Dedup page's teaching pair sets sit in its ``pairs/`` folder (memory.eval.pairs.PAIRS_DIR), not listed here."""
 FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures"
+"""The repository's ``fixtures/`` folder: the judge's training and held-out pair sets (``training/``,
+``independent/``), read from a checkout by the training script and the benches. Not installed."""
 MAX_QUERY_CHARS = int(MemoryConfig.range_of("max_message_chars")[1])  # an int field: its bounds are whole
 """The longest query a scenario may hold (the engine's own upper bound on a text)."""
 
@@ -133,8 +140,7 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
         item = f"{where}: queries[{i}] (id {q.id[:64]!r})"
         q = q.model_copy(update=_guard(item, lambda: {
             "id": validate_identifier(q.id, "id"),
-            "tenant_id": validate_identifier(q.tenant_id, "tenant_id"),
-            "user_id": validate_identifier(q.user_id, "user_id"),
+            **Owner.of(q.tenant_id, q.user_id).args,
             "relevant": [validate_identifier(mid, "relevant") for mid in q.relevant],
             "forbidden": [validate_identifier(mid, "forbidden") for mid in q.forbidden],
         }))
@@ -156,8 +162,8 @@ def parse_scenario(raw: bytes | str, *, source: str, max_messages: int | None = 
 
 
 def shipped_scenarios() -> dict[str, Path]:
-    """name (file stem) -> path of every scenario in fixtures/ (pair files excluded)."""
-    return {p.stem: p for p in sorted(FIXTURES_DIR.glob("*.json")) if not p.stem.startswith("dedup_pairs")}
+    """name (file stem) -> path of every shipped scenario (:data:`SCENARIOS_DIR`), sorted by name."""
+    return {p.stem: p for p in sorted(SCENARIOS_DIR.glob("*.json"))}
 
 
 def read_data_file(path: str | Path, what: str) -> bytes:

@@ -6,10 +6,11 @@ retirement** (a coexisting or new fact taken for an update: a valid fact is reti
 or coexisting fact taken for a duplicate: it is never stored). Those three lose data; the other mistakes (a stale fact kept, a duplicate stored twice) cost context quality and count against accuracy
 only. A suite can also ask for an accuracy floor.
 
-The sets: the project's own (``fixtures/dedup_pairs_*.json``, which the rules were written against) and four
-independent ones (``fixtures/independent/``), written by helpers who saw only the four verdicts' definitions,
-never the rules: ``dev_*`` and ``test_*`` have been looked at while changing the rules, ``heldout_*`` and
-``unseen_*`` are only measured (fixtures/independent/README.md). ``python -m bench judge_independent`` reports every set.
+The sets: the project's own (``memory/scenarios/pairs/dedup_pairs_*.json``, the lab's teaching sets, which the
+rules were written against) and four independent ones (``fixtures/independent/``, not installed), written by helpers
+who saw only the four verdicts' definitions, never the rules: ``dev_*`` and ``test_*`` have been looked at while
+changing the rules, ``heldout_*`` and ``unseen_*`` are only measured (fixtures/independent/README.md).
+``python -m bench judge_independent`` reports every set.
 """
 
 from __future__ import annotations

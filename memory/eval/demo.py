@@ -1,6 +1,6 @@
 """The seed article's demo, reproduced on the real engine (Chroma + the lexical embedder).
 
-Same scenario (fixtures/seed_demo_zh.json), lexical embedder, window 4,
+Same scenario (memory/scenarios/seed_demo_zh.json), lexical embedder, window 4,
 threshold 0.22, top_k 8, query ``记忆污染 阈值 Agent``. The composite score is
 switched to pure similarity (alpha=1, beta=gamma=0) so scores are the seed's.
 """
@@ -14,10 +14,10 @@ from typing import Any
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import LexicalEmbedder
 from memory.runtime.manager import MemoryManager
-from memory.core.scenario import FIXTURES_DIR, load_scenario, replay
+from memory.core.scenario import SCENARIOS_DIR, load_scenario, replay
 from memory.core.schema import OwnerArgs
 
-SEED_SCENARIO = FIXTURES_DIR / "seed_demo_zh.json"
+SEED_SCENARIO = SCENARIOS_DIR / "seed_demo_zh.json"
 SEED_QUERY = "记忆污染 阈值 Agent"
 SEED_CONFIG = MemoryConfig(
     threshold=0.22, top_k=8, window_size=4, alpha=1.0, beta=0.0, gamma=0.0, token_budget=100_000,

@@ -20,9 +20,13 @@ from memory.core.reasons import Reason
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import Embedder
 from memory.core.errors import DataFileError
-from memory.core.scenario import FIXTURES_DIR, load_json, read_data_file
+from memory.core.scenario import SCENARIOS_DIR, load_json, read_data_file
 
 MAX_TEXT_CHARS = 10_000
+PAIRS_DIR = SCENARIOS_DIR / "pairs"
+"""The teaching pair sets (``memory/scenarios/pairs/dedup_pairs_*.json``, 107 pairs each): package data beside the
+lesson scenarios, so an installed lab's Dedup page offers them. Listed by :func:`shipped_pair_files`. The judge's
+training and held-out sets stay in the repository's ``fixtures/`` (memory.core.scenario.FIXTURES_DIR)."""
 
 ERROR_KINDS: dict[str, str] = {
     "silent_loss": "an update taken for a duplicate: the new value is dropped",
@@ -204,8 +208,11 @@ def evaluate_pairs(
 
 
 def shipped_pair_files() -> dict[str, Path]:
-    """name (file stem) -> path of the pair sets in fixtures/."""
-    return {p.stem: p for p in sorted(FIXTURES_DIR.glob("dedup_pairs_*.json"))}
+    """name (file stem: ``dedup_pairs_en``, ``dedup_pairs_zh``) -> path of every shipped teaching pair set
+    (:data:`PAIRS_DIR`), sorted by name. The one place that lists them: the lab's Dedup page, the conformance
+    suite (memory.eval.conformance), the score-scale writer and the judge's training script (whose ``trained_on``
+    map, in memory/write/judge_model.json, is keyed by these names)."""
+    return {p.stem: p for p in sorted(PAIRS_DIR.glob("dedup_pairs_*.json"))}
 
 
 def _describe(exc: ValidationError, data: list, source: str) -> str:
