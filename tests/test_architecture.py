@@ -3,8 +3,24 @@
 Every import of every module is read from its source (``ast``: top-level, inside functions and under
 ``TYPE_CHECKING`` alike) and checked against these rules:
 
-* ``memory`` is layered ``core < embed < store < runtime < write < eval < adapters < tools``: a module imports only modules of its
-  own layer or below (``memory/__init__.py``, the public API, and ``memory/__main__.py`` sit above them all);
+* ``memory`` is layered ``core < embed < store < runtime < write < eval < adapters < reliability < tools``: a module
+  imports only modules of its own layer or below (``memory/__init__.py``, the public API, and ``memory/__main__.py`` sit
+  above them all);
+* an adapter (``memory/adapters/``) imports the library only through its public surfaces, as the lab does: ``memory``
+  (the runtime API: the manager, its lifecycle calls ``revise``/``supersede``/``retire``/``history``/``delete_records``,
+  ``Owner``, ``validate_identifier``...) and ``memory.eval`` (the operating point), and its own package
+  ``memory.adapters``; never a module below them (``memory.runtime.manager``, ``memory.store.journal``...);
+* no circle: in the import graph of ``memory/`` (an edge for every import of a module of ``memory``, inside functions
+  too, ``if TYPE_CHECKING:`` imports left out) no two modules reach each other.
+
+Two seams are checked by their code rather than their imports (issue 52):
+
+* one owner check: only ``memory/core/owner.py`` defines a function named like ``check_owner``/``validate_owner`` or
+  validates an identifier as ``"tenant_id"``/``"user_id"`` (the owner error); the entry points (the CLI, the MCP server,
+  the LangGraph store, the lab) validate their own parameters (``--tenant``, ``tenant``) and hand the library plain
+  identifiers, which it turns into one :class:`memory.core.owner.Owner`;
+* the adapters map onto the runtime's lifecycle calls and write no record lifecycle field themselves
+  (``is_deprecated``, ``superseded_by``, ``supersedes``, ``archived``, ``version``, ``valid_until``).
 * only ``memory.store.chroma`` imports ``chromadb``;
 * nothing in ``memory`` imports the lab, Streamlit or plotly;
 * the lab (``app.py``, ``lab/``) imports the library only through its public surfaces: ``memory`` (the runtime
@@ -16,16 +32,18 @@ Every import of every module is read from its source (``ast``: top-level, inside
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("core", "embed", "store", "runtime", "write", "eval", "adapters", "tools")
+LAYERS = ("core", "embed", "store", "runtime", "write", "eval", "adapters", "reliability", "tools")
 """memory's subpackages, lowest first."""
 CHROMA_ADAPTER = "memory.store.chroma"
 PUBLIC_SURFACES = frozenset({"memory", "memory.eval"})
 FORBIDDEN_IN_LIBRARY = ("lab", "streamlit", "plotly")
+ADAPTERS = "memory.adapters"
 
 
 def module_name(path: Path) -> str:
@@ -77,6 +95,8 @@ def violations(path: Path, source: str | None = None) -> list[str]:
             theirs = layer(target) if top == "memory" else None
             if mine is not None and theirs is not None and theirs > mine:
                 found.append(f"{where}: layer {LAYERS[mine]} may not import layer {LAYERS[theirs]}")
+            if me.startswith(ADAPTERS) and top == "memory" and not (_public(target) or target.startswith(ADAPTERS)):
+                found.append(f"{where}: an adapter uses the public API only ({', '.join(sorted(PUBLIC_SURFACES))})")
         elif top == "memory" and not _public(target):
             found.append(f"{where}: the lab uses the public API only ({', '.join(sorted(PUBLIC_SURFACES))})")
     return found
@@ -117,6 +137,13 @@ def test_every_library_module_is_in_a_layer():
     ("lab/_planted.py", "from memory.store.chroma import MemoryStore\n", "the lab uses the public API only"),
     ("lab/_planted.py", "from memory.runtime import manager\n", "the lab uses the public API only"),
     ("memory/embed/_planted.py", "from memory.store.chroma import MemoryStore\n", "layer embed may not import layer store"),
+    ("memory/adapters/_planted.py", "from memory.runtime.manager import MemoryManager\n",
+     "an adapter uses the public API only"),
+    ("memory/adapters/_planted.py", "def f():\n    from memory.store.journal import Plan\n",
+     "an adapter uses the public API only"),
+    ("memory/adapters/_planted.py", "from memory.eval.operating_point import OperatingPoint\n",
+     "an adapter uses the public API only"),
+    ("memory/reliability/_planted.py", "from memory.tools.cli import main\n", "layer reliability may not import layer tools"),
 ])
 def test_a_forbidden_edge_is_caught(planted, source, expected):
     """The checker on a file that is not written anywhere: each kind of forbidden edge is named."""
@@ -203,3 +230,251 @@ def test_the_store_and_the_manager_are_sealed():
 ])
 def test_a_leak_is_caught(planted, source, expected):
     _assert_caught(leaks, planted, source, expected)
+
+
+def test_adapters_may_use_the_public_api():
+    """The rule lets through what the adapters are meant to use: ``memory``'s and ``memory.eval``'s names, their own
+    package."""
+    path = ROOT / "memory" / "adapters" / "_planted.py"
+    source = ("from memory import MemoryManager, Retire, Supersede, memory_id_for\nfrom memory.eval import OperatingPoint\n"
+              "from memory.adapters.langgraph_store import item_text\nimport memory\n")
+    assert violations(path, source) == []
+
+
+# --- no circle between modules ---------------------------------------------------------------------------------------
+
+def import_graph(planted: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """module -> the modules of ``memory`` it imports (inside functions too; not under ``if TYPE_CHECKING:``).
+    ``planted``: files (path relative to the root) read from these sources instead of the disk, or added.
+
+    ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to ``a.b``; ``import a.b`` to ``a.b``. The
+    packages a submodule's import runs on the way (``a``, ``a.b``'s ``__init__``) are not edges: a circle is two
+    modules that name each other."""
+    sources = {p.relative_to(ROOT).as_posix(): None for p in ROOT.glob("memory/**/*.py")}
+    sources.update(planted or {})
+    modules = {module_name(ROOT / rel): rel for rel in sources}
+    graph: dict[str, set[str]] = {}
+    for name, rel in modules.items():
+        source = sources[rel]
+        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8") if source is None else source, filename=rel)
+        hidden = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
+                  for stmt in node.body for n in ast.walk(stmt)}
+        package = name if rel.endswith("__init__.py") else name.rpartition(".")[0]
+        out: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.Import):
+                out |= {alias.name for alias in node.names if alias.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    base = ".".join(anchor[: len(anchor) - (node.level - 1)] + ([base] if base else []))
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    if target in modules:
+                        out.add(target)
+                    elif base in modules:
+                        out.add(base)
+        out.discard(name)
+        graph[name] = out
+    return graph
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that reach each other (strongly connected components of more than one module), each
+    sorted, found without recursion (Tarjan's algorithm with an explicit stack)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_two_modules_import_each_other():
+    found = circles(import_graph())
+    assert not found, "\n".join(" <-> ".join(group) for group in found)
+
+
+@pytest.mark.parametrize("planted, expected", [
+    # the circle issue 52 broke: the shared helper importing the embedders back (inside a function: it counts)
+    ({"memory/embed/batching.py": "def f():\n    from memory.embed.embedders import make_embedder\n"},
+     ["memory.embed.batching", "memory.embed.embedders", "memory.embed.endpoint"]),
+    # erase reading the manager again (the manager imports erase)
+    ({"memory/runtime/_planted.py": "from memory.runtime.manager import MemoryManager\n",
+      "memory/runtime/_planted_b.py": "from memory.runtime import _planted\n"}, None),
+    ({"memory/runtime/erase.py": "from memory.runtime.manager import MemoryManager\n"},
+     ["memory.runtime.erase", "memory.runtime.manager"]),
+    # a check importing the runner that imports it
+    ({"memory/reliability/check.py": "from memory.reliability.runner import STEPS\n"}, "memory.reliability.runner"),
+])
+def test_a_circle_is_caught(planted, expected):
+    found = circles(import_graph(planted))
+    if expected is None:  # a chain, no circle
+        assert not found, found
+    elif isinstance(expected, str):
+        assert any(expected in group for group in found), found
+    else:
+        assert expected in found, found
+
+
+def test_a_type_checking_import_is_no_edge():
+    planted = {"memory/runtime/erase.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                          "    from memory.runtime.manager import MemoryManager\n"}
+    assert "memory.runtime.manager" not in import_graph(planted)["memory.runtime.erase"]
+    assert not circles(import_graph(planted))
+
+
+# --- one owner check -------------------------------------------------------------------------------------------------
+
+OWNER_MODULE = "memory/core/owner.py"
+OWNER_FIELDS = frozenset({"tenant_id", "user_id"})
+"""The names the owner check validates under: the owner error ("tenant_id must be a plain string, ...")."""
+
+
+def owner_checks(path: Path, source: str | None = None) -> list[str]:
+    """Where a file outside memory/core/owner.py checks an owner itself: a function named like ``check_owner`` /
+    ``validate_owner``, or an identifier validated under the owner's field names (``validate_identifier(x,
+    "tenant_id")``)."""
+    rel = path.relative_to(ROOT).as_posix()
+    if rel == OWNER_MODULE:
+        return []
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source, filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bare = node.name.lower().strip("_")
+            if bare in ("check_owner", "validate_owner", "owner_check", "checked_owner"):
+                found.append(f"{rel}:{node.lineno} defines {node.name}: the owner is checked in {OWNER_MODULE} only")
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            named = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
+            named += [k.value.value for k in node.keywords if k.arg == "field_name" and isinstance(k.value, ast.Constant)]
+            if name == "validate_identifier" and OWNER_FIELDS & set(named):
+                found.append(f"{rel}:{node.lineno} validates {named[0]} itself: use memory.core.owner (Owner.of, "
+                             "check_owner)")
+    return found
+
+
+def test_the_owner_is_checked_in_one_place():
+    found = [v for path in library_and_lab() for v in owner_checks(path)]
+    assert not found, "\n".join(found)
+    assert owner_checks(ROOT / OWNER_MODULE) == []
+
+
+@pytest.mark.parametrize("planted, source, expected", [
+    ("memory/store/_planted.py", "def _check_owner(t, u):\n    return t, u\n", "defines _check_owner"),
+    ("memory/runtime/_planted.py", "def f(t):\n    return validate_identifier(t, 'tenant_id')\n",
+     "validates tenant_id itself"),
+    ("lab/_planted.py", "def f(u):\n    return schema.validate_identifier(u, field_name='user_id')\n",
+     "validates user_id itself"),
+])
+def test_a_second_owner_check_is_caught(planted, source, expected):
+    _assert_caught(owner_checks, planted, source, expected)
+
+
+def test_the_owner_error_is_the_one_it_was():
+    """One check, the same one-line errors as the two copies it replaced."""
+    from memory import IdentifierError, Owner
+    from memory.core.owner import check_owner
+
+    assert Owner.of("acme", "alice") == Owner("acme", "alice") and tuple(Owner.of("acme", "alice")) == ("acme", "alice")
+    assert check_owner("cafe\u0301", "bob") == ("caf\u00e9", "bob")  # the stored (NFC) form
+    with pytest.raises(IdentifierError, match="^tenant_id must be a plain string, got NoneType$"):
+        check_owner(None, "alice")
+    with pytest.raises(IdentifierError, match="^user_id must be a plain string, got dict$"):
+        Owner("acme", {"$ne": ""})  # type: ignore[arg-type]
+    with pytest.raises(IdentifierError, match="^user_id must be a non-empty string$"):
+        Owner.of("acme", " ")
+
+
+# --- the adapters write no record lifecycle field ---------------------------------------------------------------------
+
+LIFECYCLE_FIELDS = ("is_deprecated", "superseded_by", "supersedes", "archived", "version", "valid_until")
+"""A record's lifecycle fields: set by the runtime (memory/runtime/versions.py, lifecycle.py) and the write path."""
+_WRITES_FIELD = re.compile(r"\b(is_deprecated|superseded_by|supersedes|archived)\s*=(?!=)")
+"""The grep: one of the unambiguous field names assigned or passed (``x.archived = True``, ``replace(r,
+is_deprecated=True)``). ``version`` and ``valid_until`` are other things' names too (a server's ``version="1"``): the
+AST check below catches those on records."""
+
+
+def lifecycle_writes(path: Path, source: str | None = None) -> list[str]:
+    """Where an adapter file writes a record's lifecycle field: the grep above, then the AST for every field (an
+    attribute assigned, a ``replace``/``MemoryRecord`` keyword, a ``setattr``, a key assigned by subscript)."""
+    rel = path.relative_to(ROOT).as_posix()
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = [f"{rel}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if _WRITES_FIELD.search(line)]
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr in LIFECYCLE_FIELDS or \
+                    isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value in LIFECYCLE_FIELDS:
+                found.append(f"{rel}:{node.lineno}: assigns {ast.unparse(t)}")
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("replace", "MemoryRecord", "_replace"):
+                found += [f"{rel}:{node.lineno}: {name}(..., {k.arg}=...)" for k in node.keywords if k.arg in LIFECYCLE_FIELDS]
+            if name == "setattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                    and node.args[1].value in LIFECYCLE_FIELDS:
+                found.append(f"{rel}:{node.lineno}: setattr(..., {node.args[1].value!r}, ...)")
+    return found
+
+
+def test_the_adapters_write_no_lifecycle_field():
+    """The LangGraph store and the MCP server map onto the runtime's calls (MemoryManager.revise, supersede, retire,
+    delete_records): a version chain or a retirement is written by the runtime, never by an adapter."""
+    adapters = sorted(ROOT.glob("memory/adapters/*.py"))
+    assert any(p.name == "langgraph_store.py" for p in adapters)
+    found = [v for path in adapters for v in lifecycle_writes(path)]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(old):\n    return replace(old, is_deprecated=True, archived=True)\n", "is_deprecated=True"),
+    ("def f(new, old):\n    return dataclasses.replace(new, version=old.version + 1)\n", "replace(..., version=...)"),
+    ("def f(r, new):\n    r.superseded_by = new.memory_id\n", "superseded_by = new.memory_id"),
+    ("def f(r):\n    setattr(r, 'valid_until', 0.0)\n", "setattr(..., 'valid_until', ...)"),
+    ("def f(row):\n    row['version'] = 2\n", "assigns row['version']"),
+])
+def test_a_lifecycle_write_in_an_adapter_is_caught(source, expected):
+    _assert_caught(lifecycle_writes, "memory/adapters/_planted.py", source, expected)

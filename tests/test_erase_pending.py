@@ -8,7 +8,7 @@ folder reopened, left the user whole (40 and 90 records); a kill during an erasu
 
 Most tests inject the fault where the library meets it (SQLite's "database or disk is full" in the text store's
 deletes); one fills a real 12 MB tmpfs to the last byte (root on Linux; MEMORY_REQUIRE_TMPFS=1 makes it required), one
-kills child processes at every step of an erasure and at random moments (memory/tools/reliability_erase.py), one
+kills child processes at every step of an erasure and at random moments (memory/reliability/erase_kills.py), one
 runs against a real ``chroma run``. Every check of "nothing left" reads the store and searches every byte of the data
 folder for the user's texts, vector ids and vectors.
 """
@@ -28,7 +28,7 @@ from memory import (
 from memory.runtime.erase import files_holding
 from memory.store import space
 from memory.store.textstore import ROOM_NAME, ErasureRoom, TextStore
-from memory.tools.reliability_erase import HOOKS, check_erase_kills
+from memory.reliability.erase_kills import HOOKS, check_erase_kills
 
 WORKSPACE = "pending"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from memory.tools.reliability import Check
-from memory.tools.reliability_inputs import (CLI_CASE_NAMES, CliOutcome, check_inputs, cli_cases, run_cli_cases,
+from memory.reliability.check import Check
+from memory.reliability.inputs import (CLI_CASE_NAMES, CliOutcome, check_inputs, cli_cases, run_cli_cases,
                                              write_inputs)
 
 

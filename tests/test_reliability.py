@@ -3,8 +3,9 @@
 
 import pytest
 
-from memory.tools.reliability import check_erasure, check_isolation, run_report
-from memory.tools.reliability_store import check_disk_full
+from memory.reliability.engine import check_erasure, check_isolation
+from memory.reliability.runner import run_report
+from memory.reliability.store import check_disk_full
 
 pytestmark = pytest.mark.process
 
@@ -74,7 +75,7 @@ def test_erase_kills_check_catches_an_opening_that_does_not_finish_erasures(lexi
     """The bug injected: opening the store no longer finishes an interrupted erasure (recover rolls plans forward
     only), so a kill before the text store's deletes, or a full disk there, leaves the user's texts."""
     from memory.runtime.manager import MemoryManager
-    from memory.tools.reliability_erase import check_erase_kills
+    from memory.reliability.erase_kills import check_erase_kills
 
     monkeypatch.setattr(MemoryManager, "complete_erasures", lambda self: [])
     check = check_erase_kills(lexical, 1, tmp_path / "d", hooks=("before_text_delete",), random_kills=0,

@@ -1,6 +1,6 @@
 """The write-path reliability checks on real Chroma and the real MiniLM: both pass."""
 
-from memory.tools.reliability_writes import check_messages, check_poison
+from memory.reliability.writes import check_messages, check_poison
 
 
 def test_check_messages_counts_no_dropped_turn(minilm, tmp_path):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from memory.tools.reliability_shared import check_server_clients, check_shared_erase
+from memory.reliability.shared import check_server_clients, check_shared_erase
 
 SHARED_ERASE_FAILURES = ("lost", "erased_records_back", "erased_bytes_back", "erased_ids_back", "erased_recalled",
                          "crashes", "hung", "pending_plans", "orphans", "stray_collections")

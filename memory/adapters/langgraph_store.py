@@ -66,7 +66,7 @@ import json
 import math
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -76,15 +76,11 @@ from langgraph.store.base import (
     SearchOp, get_text_at_path, validate_op_namespace,
 )
 
-from memory.core.errors import IdentifierError, InputError
-from memory.core.schema import MemoryRecord, Message, RecallResult, validate_identifier, validate_text
-from memory.embed.embedders import Embedder
-from memory.eval.operating_point import OperatingPoint, load_operating_point
-from memory.runtime.manager import MemoryManager, memory_id_for
-from memory.runtime.recall import Candidates, govern
-from memory.store.chroma import StoreLocation
-from memory.store.journal import Plan
-from memory.write.ingest import IngestFailed, Ingestor
+from memory import (
+    Candidates, Change, Embedder, IdentifierError, IngestFailed, Ingestor, InputError, MemoryManager, Message,
+    RecallResult, Retire, StoreLocation, Supersede, govern, memory_id_for, validate_identifier, validate_text,
+)
+from memory.eval import OperatingPoint, load_operating_point
 
 KIND = "langgraph.item"
 """The ``kind`` of the decision-log entries this store writes (one per put or delete of an item)."""
@@ -417,10 +413,9 @@ class GovernedStore(BaseStore):
                                                         w.created_at, now, 0)
             before = {mid for it in live.values() for mid in it.memory_ids}
             held = {mid for it in after.values() for mid in it.memory_ids}
-            with manager.writing():  # the retirements read the records and write them back
-                updates = self._retirements(user, writes, before, held)
-                rows = [(self.tenant, user, w.key, now, self._entry(user, w, now)) for w in writes]
-                manager.apply(Plan(update=updates, decisions=rows), epochs=epochs)
+            with manager.writing():  # the retirements, the log and the removal of the old: nothing falls between
+                manager.revise(self._retirements(writes, before, held), tenant_id=self.tenant, user_id=user,
+                               log=[(w.key, now, self._entry(user, w, now)) for w in writes], epochs=epochs)
                 self._forget_old(user, writes, sorted(before - held))
         if failure is not None:
             raise failure
@@ -487,39 +482,23 @@ class GovernedStore(BaseStore):
             w.memory_ids = tuple(held.get(memory_id_for(w.message), ()))
         return failure
 
-    def _retirements(self, user: str, writes: list[_Write], before: set[str], held: set[str]) -> list[MemoryRecord]:
-        """The records the batch retires, changed. ``before``: the records items held before the batch; ``held``:
-        after it. A replaced item's records no item holds any more are deprecated; when one record replaces one
-        (a raw turn, or a single fact the write path did not chain itself), the new one supersedes the old at
-        version + 1 (no link: the old one is removed next, :meth:`_forget_old`). A deleted item's records are
-        deprecated and archived (no read returns them, should their removal not happen)."""
-        changed: dict[str, MemoryRecord] = {}
-
-        def record(mid: str) -> MemoryRecord | None:
-            if mid not in changed:
-                try:
-                    changed[mid] = self.manager.get_record(mid, tenant_id=self.tenant, user_id=user)
-                except KeyError:
-                    return None
-            return changed[mid]
-
+    @staticmethod
+    def _retirements(writes: list[_Write], before: set[str], held: set[str]) -> list[Change]:
+        """What the batch retires, as the runtime's lifecycle changes (:mod:`memory.runtime.versions`). ``before``:
+        the records items held before the batch; ``held``: after it. A replaced item's records no item holds any more
+        are retired; when one record replaces one (a raw turn, or a single fact the write path did not chain itself),
+        the new one supersedes the old without a link (it counts the versions; the old one is removed next,
+        :meth:`_forget_old`). A deleted item's records are retired to the archive (no read returns them, should their
+        removal not happen)."""
+        changes: list[Change] = []
         for w in writes:
             if w.prev is None:
                 continue
             gone = [mid for mid in w.prev.memory_ids if mid not in held]
-            for mid in gone:
-                old = record(mid)
-                if old is None:
-                    continue
-                if w.op == "delete":
-                    changed[mid] = replace(old, is_deprecated=True, archived=True)
-                else:
-                    changed[mid] = replace(old, is_deprecated=True)
+            changes += [Retire(mid, archive=w.op == "delete") for mid in gone]
             if w.op == "put" and len(gone) == 1 and len(w.memory_ids) == 1 and w.memory_ids[0] not in before:
-                old, new = record(gone[0]), record(w.memory_ids[0])
-                if old is not None and new is not None and not new.supersedes:
-                    changed[new.memory_id] = replace(new, version=old.version + 1)  # the count of versions
-        return list(changed.values())
+                changes.append(Supersede(gone[0], w.memory_ids[0], link=False))
+        return changes
 
     def _entry(self, user: str, w: _Write, now: float) -> dict[str, Any]:
         return {

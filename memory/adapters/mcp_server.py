@@ -49,11 +49,10 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memory import (
-    ErasedError, Ingestor, InputError, MemoryConfig, MemoryLabError, MemoryManager, Message, Reason, StoreLocation,
-    iso, parse_time, validate_text, version_chain,
+    ROLES, ErasedError, Ingestor, InputError, MemoryConfig, MemoryLabError, MemoryManager, Message, OwnerArgs, Reason,
+    StoreLocation, iso, parse_time, validate_identifier, validate_text, version_chain,
 )
-from memory.core.schema import ROLES, OwnerArgs, validate_identifier
-from memory.eval.operating_point import OperatingPoint
+from memory.eval import OperatingPoint
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +265,7 @@ class MemoryTools:
                "paths_checked": [p.to_dict() for p in report.paths]}
         # The process keeps no object holding the user's texts: the erasure emptied the caches, the tools keep no
         # result, and what only a reference cycle still held (a traceback, a finished request) is collected now; the
-        # heap glibc can give back is given back. Freed memory not yet reused may still hold bytes (README, "Agents").
+        # heap glibc can give back is given back. Freed memory not yet reused may still hold bytes (docs/trust.md, "The MCP server's memory").
         del report
         gc.collect()
         return_freed_memory()
@@ -438,8 +437,8 @@ def server_config(*, tenant: str, user: str, settings: str | Path | OperatingPoi
     """The configuration of ``python -m memory mcp``: the operating point of ``settings`` (a settings file's path,
     read by load_operating_point's limits: a one-line DataFileError when refused; or a point already loaded; defaults
     without one), the data folder ``data_dir`` (default MEMORY_DATA_DIR or ./.memory-data)."""
-    from memory.core.safefile import check_folder
-    from memory.eval.operating_point import load_operating_point
+    from memory import check_folder
+    from memory.eval import load_operating_point
 
     if isinstance(settings, OperatingPoint):
         point = settings

@@ -6,29 +6,27 @@ MiniLM. :func:`local_model_dir` checks a user-given sentence-transformers folder
 :class:`~memory.embed.embedders.SentenceTransformerEmbedder` tries to load it, so a typo is a
 one-line message rather than a library traceback.
 
-Only the standard library talks HTTP here: nothing new to install, nothing downloaded.
+Only the standard library talks HTTP (memory/core/http.py, shared with the chat judge): nothing new to install,
+nothing downloaded.
 The API key never appears in ``repr``, in error messages or in their causes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import math
 import os
 import re
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from memory.embed.embedders import dedupe
+from memory.embed.batching import dedupe
 from memory.core.errors import EmbedderError
+from memory.core.http import PostFailed, Poster
 
 URL_ENV = "MEMORY_EMBEDDINGS_URL"
 MODEL_ENV = "MEMORY_EMBEDDINGS_MODEL"
@@ -46,10 +44,6 @@ PROBE_TEXT = "dimension probe"
 _SERVER_TEXT_LIMIT = 300
 _NAME_LIMIT = 60
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]")
-
-
-class _Transient(Exception):
-    """A failure worth another attempt (connection, timeout, 429, 5xx); carries a key-free description."""
 
 
 class EndpointEmbedder:
@@ -119,34 +113,28 @@ class EndpointEmbedder:
         return self._rows(body, len(texts), where)
 
     def _post_with_retries(self, payload: bytes, where: str) -> bytes:
-        """Retry what may pass on its own (connection, timeout, 429, 5xx), backing off exponentially."""
-        attempts, last = self.retries + 1, ""
-        for attempt in range(1, attempts + 1):
-            try:
-                return self._post(payload, where)
-            except _Transient as exc:
-                last = str(exc)
-                if attempt < attempts:
-                    time.sleep(self.backoff * 2 ** (attempt - 1))
-        raise EmbedderError(f"POST {self.url} failed for {where} after {attempts} attempt(s); last: {last}")
-
-    def _post(self, payload: bytes, where: str) -> bytes:
-        """One POST; a transient failure is :class:`_Transient`, any other HTTP error is final."""
-        request = urllib.request.Request(self.url, data=payload, method="POST", headers=self._headers())
+        """POST through the shared client (memory/core/http.py): what may pass on its own (connection, timeout,
+        429, 5xx) is retried with exponential backoff; any other HTTP error is final. The server's error text is
+        kept (the key taken out of it)."""
+        poster = Poster(self.url, self._headers(), timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+                        keep_error_text=True)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.read()
-        except urllib.error.HTTPError as exc:
-            text = self._redact(_server_text(exc))
-            if exc.code == 429 or exc.code >= 500:
-                raise _Transient(f"HTTP {exc.code}: {text}") from None
-            raise EmbedderError(
-                f"POST {self.url} answered HTTP {exc.code} for {where} (not retried): {text}"
-            ) from None
-        except TimeoutError:  # socket.timeout is TimeoutError since Python 3.10
-            raise _Transient(f"no answer within {self.timeout:g} s") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise _Transient(_connection_text(exc)) from None
+            return poster.post(payload).body
+        except PostFailed as failed:
+            if not failed.transient:
+                raise EmbedderError(f"POST {self.url} answered HTTP {failed.status} for {where} (not retried): "
+                                    f"{self._described(failed)}") from None
+            raise EmbedderError(f"POST {self.url} failed for {where} after {failed.attempts} attempt(s); last: "
+                                f"{self._described(failed)}") from None
+
+    def _described(self, failed: PostFailed) -> str:
+        """A failed POST in a few words: the status and the server's (redacted) text, or what failed."""
+        if failed.kind == "status":
+            text = self._redact(_server_text(failed))
+            return text if not failed.transient else f"HTTP {failed.status}: {text}"
+        if failed.kind == "timeout":
+            return f"no answer within {self.timeout:g} s"
+        return _connection_text(failed.reason)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -213,12 +201,9 @@ def _unit_rows(rows: np.ndarray, fail: str) -> np.ndarray:
     return (rows / norms[:, None]).astype(np.float32)
 
 
-def _server_text(exc: urllib.error.HTTPError) -> str:
+def _server_text(failed: PostFailed) -> str:
     """The server's own error message (OpenAI's ``error.message`` when present), shortened."""
-    try:
-        raw = exc.read(4096).decode("utf-8", "replace")
-    except (OSError, http.client.HTTPException):
-        raw = ""
+    raw = failed.error_text
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError:
@@ -226,11 +211,10 @@ def _server_text(exc: urllib.error.HTTPError) -> str:
     if isinstance(parsed, dict):
         error = parsed.get("error", parsed.get("detail"))
         raw = str(error.get("message", error)) if isinstance(error, dict) else str(error or raw)
-    return _truncate(raw or exc.reason or "no error text")
+    return _truncate(raw or failed.phrase or "no error text")
 
 
-def _connection_text(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", exc)
+def _connection_text(reason: object) -> str:
     if isinstance(reason, TimeoutError):
         return "connection timed out"
     return f"{type(reason).__name__}: {reason}"

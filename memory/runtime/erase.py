@@ -26,7 +26,7 @@ done only when the scan found something. So the scan costs the folder's bytes on
 plus one comparison per anchor occurrence; not, as before issue 28, one search of the whole folder per canary
 and a read of every other owner's texts (such a user in a 13 MB folder: the scan 0.11 s, the erasure with it
 0.38 s, where they took 1.2 s and 1.7 s; bench/erase_cost.py). It still reads the whole folder (3.7 s for
-620 MB), so it is asked for: the lab and ``erase-audit --data-dir`` do; README, "Benchmarks", erase_cost.
+620 MB), so it is asked for: the lab and ``erase-audit --data-dir`` do; docs/benchmarks.md, erase_cost.
 
 An erasure that is interrupted (a full disk, a kill, a crash) is finished later, not forgotten: before its first delete
 it writes a pending-erasure record in the text store (memory/store/textstore.py: committed, so on the disk, and
@@ -41,24 +41,54 @@ text file, whose unused space may still hold a trace the interrupted verificatio
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memory.core.bytesearch import CHUNK_BYTES, NeedleSearch
+from memory.core.owner import check_owner
 from memory.core.textcaches import forget_texts, holding_texts, registered_caches
+from memory.embed.embedders import Embedder
+from memory.store.chroma import MemoryStore
 from memory.store.chroma_files import TRACE_VECTORS, rows_with_ids, wipe_folder
 from memory.store.journal import Plan
-from memory.core.schema import EraseReport, PathCheck, validate_identifier
-
-if TYPE_CHECKING:
-    from memory.runtime.manager import MemoryManager
+from memory.core.schema import EraseReport, PathCheck
 
 MIN_CANARY_BYTES = 6
 """Shorter texts are not searched for on disk: they would match unrelated bytes."""
 MAX_RECALL_PROBES = 25
 MAX_VECTOR_PROBES = 200
 """Vectors whose bytes the disk scan looks for (each is 4 x dim bytes: no false match)."""
+
+
+class Holder(Protocol):
+    """What an erasure needs of the one that holds the store (a :class:`memory.runtime.manager.MemoryManager`): this
+    module reads nothing else of it, and imports nothing of the manager's."""
+
+    store: MemoryStore
+    """The store erased and searched (its own reads: the manager's refuse an owner whose erasure is pending)."""
+    embedder: Embedder
+    """Embeds the recall probes."""
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The data folder the disk scan reads (None in memory)."""
+
+    def writing(self, what: str = ...) -> AbstractContextManager[None]:
+        """The holder's write lock (bounded wait): the deletes and the file rewrites run under it."""
+
+    def clear_caches(self) -> int:
+        """Empty the holder's query cache; how many entries went."""
+
+    def cached_queries(self) -> list[str]:
+        """The queries the holder's cache holds."""
+
+    def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Journaled write plans not committed yet."""
+
+    def owners(self) -> list[tuple[str, str]]:
+        """Every owner the workspace holds anything of."""
 
 
 @dataclass
@@ -72,7 +102,7 @@ class Erased:
     others_touched: int
 
 
-def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str, actor: str = "system",
+def delete_everywhere(manager: Holder, *, tenant_id: str, user_id: str, actor: str = "system",
                       evidence: "Evidence | None" = None, segments: list[str] | None = None,
                       action: str = "erase_user", audit: dict[str, Any] | None = None) -> Erased:
     """Delete one (tenant, user) from every path; costs what the user owns.
@@ -83,8 +113,7 @@ def delete_everywhere(manager: "MemoryManager", *, tenant_id: str, user_id: str,
     an interrupted erasure may have left (wiped if still there). The audit entry is ``action`` by ``actor``, with
     ``audit`` added to its detail.
     """
-    validate_identifier(tenant_id, "tenant_id")
-    validate_identifier(user_id, "user_id")
+    tenant_id, user_id = check_owner(tenant_id, user_id)
     store = manager.store
     owner = (tenant_id, user_id)
     evidence = evidence or Evidence.collect(manager, tenant_id, user_id)
@@ -114,7 +143,7 @@ PAGE_ROUNDS = 2
 """Passes of page rewrites for Chroma file traces before the file is rebuilt whole."""
 
 
-def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool = False,
+def verify_deletion(manager: Holder, erased: Erased, *, disk_scan: bool = False,
                     rebuild: bool = False) -> EraseReport:
     """Verify an erasure (without the write lock). A trace in Chroma's file is cleared where it is: the pages
     holding it get their rows rewritten under the lock (tens of rows); only if a trace survives
@@ -147,7 +176,7 @@ def verify_deletion(manager: "MemoryManager", erased: Erased, *, disk_scan: bool
     return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
 
 
-def clear_chroma_traces(manager: "MemoryManager", evidence: "Evidence", paths: list[PathCheck], at: int,
+def clear_chroma_traces(manager: Holder, evidence: "Evidence", paths: list[PathCheck], at: int,
                          removed: dict[str, int]) -> None:
     """Clear the traces the ``chroma_file`` check (``paths[at]``) found: rewrite the rows of their pages, then, if
     one survives, rebuild the file; ``paths[at]`` becomes the file's state after that, ``removed`` counts both."""
@@ -186,7 +215,7 @@ class Evidence:
         """Where the last ``chroma_file`` check found the user's ids or vectors in Chroma's file (needle, offset)."""
 
     @classmethod
-    def collect(cls, manager: "MemoryManager", tenant_id: str, user_id: str) -> "Evidence":
+    def collect(cls, manager: Holder, tenant_id: str, user_id: str) -> "Evidence":
         store = manager.store
         found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
         ids, blobs = store.owner_vector_bytes(tenant_id, user_id)
@@ -198,7 +227,7 @@ class Evidence:
                    store.chroma_segments(collection) if collection else None)
 
 
-def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> list[str]:
+def user_texts(manager: Holder, *, tenant_id: str, user_id: str) -> list[str]:
     """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
     store = manager.store  # the store's own reads: the manager's refuse an owner whose erasure is pending
     found = [r.content for r in store.records(tenant_id, user_id, scope="all")]
@@ -212,7 +241,7 @@ def user_texts(manager: "MemoryManager", *, tenant_id: str, user_id: str) -> lis
     return sorted({t for t in found if t})
 
 
-def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evidence: Evidence,
+def verify_erased(manager: Holder, *, tenant_id: str, user_id: str, evidence: Evidence,
                   disk_scan: bool = False) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
@@ -249,7 +278,7 @@ def verify_erased(manager: "MemoryManager", *, tenant_id: str, user_id: str, evi
     return checks
 
 
-def _disk_check(manager: "MemoryManager", evidence: Evidence, *, erased: tuple[str, str]
+def _disk_check(manager: Holder, evidence: Evidence, *, erased: tuple[str, str]
                 ) -> tuple[PathCheck, set[Path]]:
     """The disk check, and the files a trace was found in."""
     data_dir = manager.data_dir
@@ -316,7 +345,7 @@ def _collection_left(store: Any, name: str | None) -> int:
     return 1 if name is not None and store.collection_exists(name) else 0
 
 
-def _journal_mentions(manager: "MemoryManager", owner: tuple[str, str]) -> int:
+def _journal_mentions(manager: Holder, owner: tuple[str, str]) -> int:
     return sum(1 for _, plan in manager.pending_plans() if owner in Plan.from_json(plan).owners())
 
 
@@ -334,7 +363,7 @@ def _plan_texts(plan: Plan, owner: tuple[str, str]) -> list[str]:
     return mine + [m.content for m in plan.window if (m.tenant_id, m.user_id) == owner]
 
 
-def _shared_with_others(manager: "MemoryManager", canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
+def _shared_with_others(manager: Holder, canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
     """Canaries that another owner's data also contains (finding those on disk is no leak)."""
     if not canaries:
         return set()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.core.config import MemoryConfig
 from memory.core.errors import InputError
+from memory.core.owner import check_owner
 from memory.runtime.recall import DAY, FREQUENCY_SATURATION
 from memory.core.schema import FOREVER, MemoryRecord, iso, parse_time, validate_identifier
 
@@ -87,8 +88,7 @@ def forget(
     ``decay_rate`` defaults to the manager's config. Archived records keep their text and
     vector (audits and erasure still see them); recall no longer does.
     """
-    tenant_id = validate_identifier(tenant_id, "tenant_id")
-    user_id = validate_identifier(user_id, "user_id")
+    tenant_id, user_id = check_owner(tenant_id, user_id)
     floor = _number(floor, "floor", 0.0, 1.0)
     days = _number(days, "days", 0.0, math.inf)
     low, high = MemoryConfig.range_of("decay_rate")
@@ -109,8 +109,7 @@ def set_valid_until(
 ) -> MemoryRecord:
     """Give a fact an expiry time; from then on governed recall no longer returns it."""
     memory_id = validate_identifier(memory_id, "memory_id")
-    tenant_id = validate_identifier(tenant_id, "tenant_id")
-    user_id = validate_identifier(user_id, "user_id")
+    tenant_id, user_id = check_owner(tenant_id, user_id)
     until = parse_time(valid_until, "valid_until")
     with manager.writing():  # read and write under the write lock (a concurrent erasure wins: KeyError)
         record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)

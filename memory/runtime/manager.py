@@ -24,13 +24,21 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from memory.core.bytesearch import NeedleSearch
 from memory.core.textcaches import TextMemo, clear_text_caches, forget_texts, text_cache
 from memory.core.config import MemoryConfig
+from memory.core.owner import check_owner
 from memory.core.errors import BusyError, DiskFullError, ErasedError, ErasurePendingError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
 from memory.store.journal import Plan
 from memory.store.space import check_space, estimate_bytes, full_message, is_disk_full
 from memory.runtime.recall import Candidates, govern
+from memory.runtime.erase import (
+    MIN_CANARY_BYTES, Evidence, chroma_file_check, clear_chroma_traces, delete_everywhere, user_texts, verify_deletion,
+    verify_erased,
+)
+from memory.runtime.lifecycle import version_chain
+from memory.runtime.versions import Change, Retire, Supersede, check_changes, revised, touched
 from memory.core.schema import (
     Context, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, field_values, parse_time, validate_identifier,
     OwnerArgs, validate_text,
@@ -515,21 +523,21 @@ class MemoryManager:
     # --- the three tracks ----------------------------------------------------
     def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:
         """The user's recent window, oldest first."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         self._catch_up()
         self._refuse_if_erasing(tenant_id, user_id)
         return [_message_from(d) for d in self.store.texts.window(tenant_id, user_id)]
 
     def summary(self, *, tenant_id: str, user_id: str) -> str:
         """The user's rolling summary ('' when nothing has left the window)."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         self._catch_up()
         self._refuse_if_erasing(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[0]
 
     def summary_sources(self, *, tenant_id: str, user_id: str) -> list[str]:
         """Ids of the messages folded into the user's summary."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         self._refuse_if_erasing(tenant_id, user_id)
         return self.store.texts.summary(tenant_id, user_id)[1]
 
@@ -537,16 +545,73 @@ class MemoryManager:
         """The user's long-term records within a scope (see store.Scope)."""
         self._catch_up()
         now = self._now(as_of)
-        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
+        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
         return self.store.records(tenant_id, user_id, scope=scope, now=now)
 
     def get_record(self, memory_id: str, *, tenant_id: str, user_id: str) -> MemoryRecord:
         """One record of the user, by id; KeyError when that user has no such record."""
-        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
+        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
         found = self.store.get([memory_id], tenant_id=tenant_id, user_id=user_id)
         if memory_id in found:
             return found[memory_id]
         raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
+
+    # --- version chains and retirements (memory/runtime/versions.py) ------------
+    def revise(self, changes: Iterable[Change], *, tenant_id: str, user_id: str,
+               log: Iterable[tuple[str, float, dict[str, Any]]] = (),
+               epochs: dict[tuple[str, str], int] | None = None) -> list[MemoryRecord]:
+        """Apply lifecycle changes to some records of one user (:class:`~memory.runtime.versions.Retire`,
+        :class:`~memory.runtime.versions.Supersede`, in order) and append ``log`` entries (message id, time, entry)
+        to the user's decision log, in one journaled write (:meth:`apply`: both land, or neither). Returns the
+        records changed, as stored. A change naming a record the user does not have is skipped.
+
+        Runs under the write lock (the records are read and written back: an erasure cannot fall between). With
+        ``epochs`` (:meth:`epochs`, captured when the work was accepted), nothing is written for a user erased since.
+        """
+        tenant_id, user_id = check_owner(tenant_id, user_id)
+        changes = check_changes(changes)
+        rows = [(tenant_id, user_id, validate_identifier(mid, "log message id"), float(at), dict(entry))
+                for mid, at, entry in log]
+        with self.writing(f"revising {len(changes)} record(s) of {tenant_id}/{user_id}"):
+            self._refuse_if_erasing(tenant_id, user_id)
+            stored = self.store.get(touched(changes), tenant_id=tenant_id, user_id=user_id)
+            changed = list(revised(stored, changes).values())
+            applied = self.apply(Plan(update=changed, decisions=rows), epochs=epochs)
+        return applied.update
+
+    def supersede(self, old_id: str, new_id: str, *, tenant_id: str, user_id: str, link: bool = True
+                  ) -> list[MemoryRecord]:
+        """Replace the user's record ``old_id`` by the record ``new_id`` (:class:`~memory.runtime.versions.Supersede`:
+        the old one deprecated, the new one at version + 1, linked both ways unless ``link=False``). Returns the
+        records changed; KeyError when the user has no such record."""
+        self._must_hold([old_id, new_id], tenant_id=tenant_id, user_id=user_id)
+        return self.revise([Supersede(old_id, new_id, link=link)], tenant_id=tenant_id, user_id=user_id)
+
+    def retire(self, memory_id: str, *, tenant_id: str, user_id: str, archive: bool = False) -> MemoryRecord:
+        """Take the user's record out of recall (:class:`~memory.runtime.versions.Retire`: deprecated, and archived
+        with ``archive``); returns it as stored. KeyError when the user has no such record."""
+        self._must_hold([memory_id], tenant_id=tenant_id, user_id=user_id)
+        changed = self.revise([Retire(memory_id, archive=archive)], tenant_id=tenant_id, user_id=user_id)
+        if not changed:  # erased meanwhile
+            raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
+        return changed[0]
+
+    def history(self, memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:
+        """Every version of the user's record ``memory_id``, oldest first (its chain of ``supersedes`` /
+        ``superseded_by``: :func:`memory.runtime.lifecycle.version_chain`); KeyError when the user has no such
+        record."""
+        tenant_id, user_id = check_owner(tenant_id, user_id)
+        return version_chain(self, memory_id, tenant_id=tenant_id, user_id=user_id)
+
+    def _must_hold(self, memory_ids: Sequence[str], *, tenant_id: str, user_id: str) -> None:
+        """KeyError naming the first of ``memory_ids`` the user has no record of."""
+        tenant_id, user_id = check_owner(tenant_id, user_id)
+        ids = [validate_identifier(m, "memory_id") for m in memory_ids]
+        self._refuse_if_erasing(tenant_id, user_id)
+        found = self.store.get(ids, tenant_id=tenant_id, user_id=user_id)
+        for mid in ids:
+            if mid not in found:
+                raise KeyError(f"no record {mid!r} for ({tenant_id!r}, {user_id!r})")
 
     # --- delete some records of a user (erase_user deletes all of one) ----------
     def delete_record(self, memory_id: str, *, tenant_id: str, user_id: str, actor: str = "system") -> dict[str, int]:
@@ -575,9 +640,7 @@ class MemoryManager:
         (embedded), window and log, and one read of the text file and of Chroma's. Audited as ``delete_records``
         (ids and counts, no text). Returns what went, per path.
         """
-        from memory.runtime.erase import Evidence, chroma_file_check, clear_chroma_traces
-
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         ids = list(dict.fromkeys(validate_identifier(m, "memory_id") for m in memory_ids))
         with self.writing(f"deleting {len(ids)} record(s) of {tenant_id}/{user_id}"):
             self._refuse_if_erasing(tenant_id, user_id)
@@ -633,9 +696,6 @@ class MemoryManager:
         """After :meth:`delete_records`: how many of ``texts`` the text file still holds that none of the owner's
         rows holds; if any, the file is rebuilt (VACUUM) first and searched again. 0 in memory. (A text another
         owner also holds is counted: what it costs to tell is every owner's texts, as the erasure's disk scan reads.)"""
-        from memory.core.bytesearch import NeedleSearch
-        from memory.runtime.erase import MIN_CANARY_BYTES, user_texts
-
         path = self.store.text_file
         needles = [t.encode("utf-8", "surrogatepass") for t in texts]
         needles = [n for n in needles if len(n) >= MIN_CANARY_BYTES]
@@ -678,7 +738,7 @@ class MemoryManager:
         """
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         self._catch_up()
         self._refuse_if_erasing(tenant_id, user_id)
         now = self._now(as_of)
@@ -753,15 +813,13 @@ class MemoryManager:
         finished, by :meth:`recover` when the store is next opened, or by this call again. On a full disk it raises
         :class:`DiskFullError`: "refused, nothing of it done" when not even the record could be written.
         """
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         return self._erase((tenant_id, user_id), actor=actor, disk_scan=disk_scan)
 
     def _erase(self, owner: tuple[str, str], *, actor: str, disk_scan: bool, action: str = "erase_user"
                ) -> EraseReport:
         """:meth:`erase_user` of a validated owner; ``action`` names its audit entry. An erasure of the owner that
         was interrupted before (its record is there) is finished by this one: see memory/runtime/erase.py."""
-        from memory.runtime.erase import Evidence, delete_everywhere, verify_deletion
-
         tenant_id, user_id = owner
         texts = self.store.texts
         recorded = False
@@ -841,9 +899,7 @@ class MemoryManager:
 
     def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = False) -> list[PathCheck]:
         """What every path holds of one user now: the erasure's own verification, run without erasing."""
-        from memory.runtime.erase import Evidence, verify_erased
-
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         evidence = Evidence.collect(self, tenant_id, user_id)
         return verify_erased(self, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
 
@@ -869,12 +925,12 @@ class MemoryManager:
 
     def count(self, *, tenant_id: str, user_id: str) -> int:
         """The user's long-term records (the archive included), counted by the store."""
-        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
+        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
         return self.store.count(tenant_id, user_id)
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
         """The stored vectors of the user's records ``memory_ids`` (memory_id -> unit vector)."""
-        self._refuse_if_erasing(*_check_owner(tenant_id, user_id))
+        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
         return self.store.embeddings(memory_ids, tenant_id=tenant_id, user_id=user_id)
 
     def audit_log(self) -> list[dict[str, Any]]:
@@ -883,7 +939,7 @@ class MemoryManager:
 
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
         """The user's logged write-path decisions, oldest first (only one message's with ``message_id``)."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         self._refuse_if_erasing(tenant_id, user_id)
         return self.store.decisions(tenant_id, user_id, message_id=message_id)
 
@@ -1027,11 +1083,6 @@ def _vectors_of(plan: Plan) -> np.ndarray:
         assert not plan.add  # every Plan built or read back with records to add carries their vectors
         return np.empty((0, 0), dtype=np.float32)
     return plan.vectors
-
-
-def _check_owner(tenant_id: str, user_id: str) -> tuple[str, str]:
-    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier)."""
-    return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
 
 
 def _message_from(data: dict) -> Message:

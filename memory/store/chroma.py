@@ -34,6 +34,7 @@ from memory.store.chroma_files import (Serialized, opening, purge_collection, re
 from memory.core.errors import ErasedError, MemoryLabError
 from memory.store.binding import bind, unbind
 from memory.store.heap import zero_fill_allocations
+from memory.core.owner import check_owner
 from memory.core.schema import MemoryRecord, field_values, validate_identifier
 from memory.store.textstore import TextStore
 
@@ -333,7 +334,7 @@ class MemoryStore:
         (:func:`purge_collection`) and made again under its registered name from the vectors of the owner's records
         that remain (the text store's copies), so the cost is the owner's vectors. On a server (its files are not
         this process's) or in memory: Chroma's delete. Returns how many vectors went."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         self._cache.pop((tenant_id, user_id))
         if name is None or not memory_ids:
@@ -368,7 +369,7 @@ class MemoryStore:
         """Delete the owner's collection (on an embedded store: its rows and index files, overwritten); the
         caller erases the TextStore rows. Returns how many vectors it held (``long_term_vectors``). What
         Chroma's own page reuse may have left in its file is :meth:`chroma_traces`' to find."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         self._cache.pop((tenant_id, user_id))
         if name is None:
@@ -379,7 +380,7 @@ class MemoryStore:
                           scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
         """Delete every text-store row of the owner (records, window, summary, decision log, ingestion marks,
         registry entry) and scrub its part out of pending write plans; counts per path, and ``others_touched``."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         counts = self.texts.erase_owner(tenant_id, user_id, scrub_plan=scrub_plan)
         if name is not None:  # a writer of another process may have made the collection again since delete_owner:
@@ -417,19 +418,19 @@ class MemoryStore:
 
     def owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
         """How many rows the owner has left in each text-store table (what an erasure's verification counts)."""
-        return self.texts.count_owner_rows(*_check_owner(tenant_id, user_id))
+        return self.texts.count_owner_rows(*check_owner(tenant_id, user_id))
 
     def owner_vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
         """The ids under which the owner's vectors were given to Chroma (random, see TextStore.put_records)."""
-        return self.texts.vector_ids(*_check_owner(tenant_id, user_id))
+        return self.texts.vector_ids(*check_owner(tenant_id, user_id))
 
     def owner_vector_bytes(self, tenant_id: str, user_id: str) -> tuple[list[str], list[bytes]]:
         """(memory ids, raw float32 vector bytes) of the owner's records, as the text store keeps them."""
-        return self.texts.vectors(*_check_owner(tenant_id, user_id))
+        return self.texts.vectors(*check_owner(tenant_id, user_id))
 
     def collection_of(self, tenant_id: str, user_id: str) -> str | None:
         """The name of the owner's Chroma collection (None: the owner has none)."""
-        return self.texts.collection_of(*_check_owner(tenant_id, user_id))
+        return self.texts.collection_of(*check_owner(tenant_id, user_id))
 
     def text_owners(self) -> list[tuple[str, str]]:
         """Every (tenant, user) with any text-store row (records, window, summary, ...)."""
@@ -437,16 +438,16 @@ class MemoryStore:
 
     def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
         """The owner's logged write-path decisions, oldest first (of one message with ``message_id``)."""
-        return self.texts.decisions(*_check_owner(tenant_id, user_id), message_id=message_id)
+        return self.texts.decisions(*check_owner(tenant_id, user_id), message_id=message_id)
 
     def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
         """The owner's recent window as stored (message fields), oldest first: what an erasure or an audit reads, also
         while the owner's erasure is pending (the manager's reads refuse the owner then)."""
-        return self.texts.window(*_check_owner(tenant_id, user_id))
+        return self.texts.window(*check_owner(tenant_id, user_id))
 
     def summary(self, tenant_id: str, user_id: str) -> str:
         """The owner's rolling summary as stored ('' for none), read as :meth:`window` is."""
-        return self.texts.summary(*_check_owner(tenant_id, user_id))[0]
+        return self.texts.summary(*check_owner(tenant_id, user_id))[0]
 
     def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
         """Write plans journaled and not committed yet, as (sequence, plan)."""
@@ -561,7 +562,7 @@ class MemoryStore:
         self, embeddings: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """:meth:`query` for several query vectors of one owner at once (one read of the owner's vectors)."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         in_scope(_PROBE, scope=scope, now=now)  # a bad scope or a missing time fails before any read
         queries = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
         n = max(int(n), 1)
@@ -592,7 +593,7 @@ class MemoryStore:
     def owner_vectors(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None
                       ) -> tuple[list[MemoryRecord], np.ndarray]:
         """One owner's records within a scope and their vectors, row by row (for exact scoring by the caller)."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         records = self.records(tenant_id, user_id, scope=scope, now=now)
         vectors = self.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
         records = [r for r in records if r.memory_id in vectors]
@@ -601,14 +602,14 @@ class MemoryStore:
 
     def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
         """Every record of one (tenant, user) within a scope, oldest first."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         found = [_record(tenant_id, user_id, *row) for row in self.texts.records(tenant_id, user_id)]
         kept = [r for r in found if in_scope(r.__dict__, scope=scope, now=now)]
         return sorted(kept, key=lambda r: (r.created_at, r.memory_id))
 
     def get(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, MemoryRecord]:
         """Some of one owner's records by id (ids of other owners are simply not found)."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
         rows = self.texts.records(tenant_id, user_id, list(memory_ids))
@@ -616,7 +617,7 @@ class MemoryStore:
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
         """Stored vectors of some of one owner's records."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
         ids, blobs = self.texts.vectors(tenant_id, user_id, list(memory_ids))
@@ -626,12 +627,12 @@ class MemoryStore:
         """Records in the workspace: all of them, or one (tenant, user)'s."""
         if tenant_id is None:
             return self.texts.count_texts()
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         return self.texts.count_texts(tenant_id, user_id)
 
     def vector_count(self, tenant_id: str, user_id: str) -> int:
         """Vectors in the owner's Chroma collection (0 when it has none): what the vector store itself says."""
-        tenant_id, user_id = _check_owner(tenant_id, user_id)
+        tenant_id, user_id = check_owner(tenant_id, user_id)
         name = self.texts.collection_of(tenant_id, user_id)
         handle = self._handle(name, create=False) if name else None
         return handle.count() if handle is not None else 0
@@ -885,12 +886,6 @@ def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
     for i, r in enumerate(records):
         groups.setdefault((r.tenant_id, r.user_id), []).append(i)
     return groups
-
-
-def _check_owner(tenant_id: str | None, user_id: str | None) -> tuple[str, str]:
-    """The owner's identifiers, validated and in the form they are stored in (NFC: see validate_identifier).
-    None (like anything but a plain string) raises IdentifierError."""
-    return validate_identifier(tenant_id, "tenant_id"), validate_identifier(user_id, "user_id")
 
 
 def _fields(r: MemoryRecord) -> dict[str, Any]:

@@ -13,7 +13,7 @@ holds zeros, not old bytes. It is called before an embedded Chroma client opens 
 
 glibc's per-thread cache (tcache: blocks up to 1,032 bytes) skips that fill, and it can only be
 turned off when a process starts. :data:`PROCESS_ENV` does both at start; use it for a
-``chroma run`` server (another process) and, for full cover, for the lab's server too (README).
+``chroma run`` server (another process) and, for full cover, for the lab's server too (docs/trust.md).
 Other C libraries (musl, macOS) are left as they are; the erasure's disk scan still reports
 what it finds.
 """

@@ -1,9 +1,6 @@
-"""The reliability report: isolation, erasure on disk, hostile input and crash safety, with counts.
-
-``python -m memory reliability [--scale N] [--json]`` runs each check at a chosen scale on real
-parts (Chroma in a temp data folder, the chosen embedder) and reports how many cases each tried
-and what it found. The command exits non-zero when any check finds a leak, a canary byte, a lost
-or duplicated record, or an unrejected hostile input.
+"""Reliability checks of the engine's first guarantees (sections of ``python -m memory reliability``): isolation,
+erasure on disk, hostile identifiers, crash safety (SIGKILL during ingestion) and kills of an ``ingest_async`` loop.
+Each is ``check_xxx(...) -> Check`` (:mod:`memory.reliability.check`) on real parts (Chroma in a temp data folder).
 """
 
 from __future__ import annotations
@@ -13,11 +10,9 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,50 +24,7 @@ from memory.runtime.manager import MemoryManager, memory_id_for
 from memory.core.schema import Message
 from memory.store.chroma import StoreLocation
 from memory.eval.synth import SynthSpec, generate_scenario
-
-Progress = Callable[[str], None]
-
-STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
-         "lifecycle_races", "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
-         "server_clients", "erase_kills")
-"""The report's checks, in the order they run."""
-
-
-@dataclass
-class Check:
-    """One check of the report."""
-
-    name: str
-    cases: int = 0
-    """How many cases (queries, canaries, inputs, kills) the check tried."""
-    failures: int = 0
-    """Leaks, canary bytes, accepted hostile inputs, lost or duplicated records: 0 is a pass."""
-    figures: dict[str, Any] = field(default_factory=dict)
-    """Further measured numbers."""
-
-
-@dataclass
-class Report:
-    scale: int
-    embedder: str
-    checks: list[Check]
-
-    @property
-    def ok(self) -> bool:
-        return all(c.failures == 0 for c in self.checks)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "embedder": self.embedder, "ok": self.ok,
-                "checks": [asdict(c) for c in self.checks]}
-
-    def text(self) -> str:
-        lines = [f"reliability report (scale {self.scale}, embedder {self.embedder})"]
-        for c in self.checks:
-            extra = ", ".join(f"{k}={v}" for k, v in c.figures.items())
-            lines.append(f"  {'PASS' if c.failures == 0 else 'FAIL'}  {c.name:<16} cases={c.cases:<5} "
-                         f"failures={c.failures:<3} {extra}")
-        lines.append("all checks passed" if self.ok else "SOME CHECKS FAILED")
-        return "\n".join(lines)
+from memory.reliability.check import Check
 
 
 def _scenario(scale: int, seed: int) -> list[Message]:
@@ -189,7 +141,7 @@ def check_hostile(embedder: Embedder, scale: int, folder: Path) -> Check:
 
 _CHILD = """
 import sys
-from memory.tools.reliability import _child
+from memory.reliability.engine import _child
 _child(sys.argv[1], int(sys.argv[2]))
 """
 
@@ -276,7 +228,7 @@ def _async_child(folder: str, scale: int) -> None:
 
 _ASYNC_CHILD = """
 import sys
-from memory.tools.reliability import _async_child
+from memory.reliability.engine import _async_child
 _async_child(sys.argv[1], int(sys.argv[2]))
 """
 
@@ -329,48 +281,3 @@ def check_async_kills(scale: int, folder: Path, *, rounds: int) -> Check:
                                               "duplicates", "pending_plans"))
     check.figures = figures
     return check
-
-
-def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None = None,
-               only: tuple[str, ...] | None = None) -> Report:
-    """Run every check (or those named in ``only``) in fresh temp folders; ``progress(name)`` is called before each."""
-    if scale < 1:
-        raise MemoryLabError(f"scale must be >= 1, got {scale}")
-    from memory.tools import reliability_erase as erasures
-    from memory.tools import reliability_inputs as inputs
-    from memory.tools import reliability_shared as shared
-    from memory.tools import reliability_store as faults
-    from memory.tools import reliability_writes as writes
-
-    checks = []
-    steps: list[tuple[str, Callable[[Path], Check]]] = [
-        ("isolation", lambda d: check_isolation(embedder, scale, d)),
-        ("erasure", lambda d: check_erasure(embedder, scale, d)),
-        ("hostile_input", lambda d: check_hostile(embedder, scale, d)),
-        ("crash_safety", lambda d: check_crashes(scale, d, rounds=2 + 2 * scale)),
-        ("async_kills", lambda d: check_async_kills(scale, d, rounds=2 + 2 * scale)),
-        ("write_failure", lambda d: faults.check_write_failure(embedder, scale, d)),
-        ("disk_full", lambda d: faults.check_disk_full(embedder, scale, d)),
-        ("lifecycle_races", lambda d: faults.check_lifecycle_races(embedder, scale, d)),
-        ("shared_folder", lambda d: faults.check_shared_folder(embedder, scale, d)),
-        ("workspace_names", lambda d: faults.check_workspace_names(embedder, scale, d)),
-        ("chroma_files", lambda d: faults.check_chroma_files(embedder, scale, d)),
-        ("messages", lambda d: writes.check_messages(embedder, scale, d)),
-        ("poison", lambda d: writes.check_poison(embedder, scale, d)),
-        ("hostile_inputs", lambda d: inputs.check_inputs(embedder, scale, d)),
-        ("shared_erase", lambda d: shared.check_shared_erase(embedder, scale, d)),
-        ("server_clients", lambda d: shared.check_server_clients(embedder, scale, d)),
-        ("erase_kills", lambda d: erasures.check_erase_kills(embedder, scale, d)),
-    ]
-    assert [name for name, _ in steps] == list(STEPS)
-    unknown = set(only or ()) - set(STEPS)
-    if unknown:
-        raise MemoryLabError(f"unknown reliability checks: {', '.join(sorted(unknown))}")
-    for name, fn in steps:
-        if only is not None and name not in only:
-            continue
-        if progress:
-            progress(name)
-        with tempfile.TemporaryDirectory(prefix=f"mgl-{name}-") as tmp:
-            checks.append(fn(Path(tmp) / "data"))
-    return Report(scale=scale, embedder=embedder.name, checks=checks)

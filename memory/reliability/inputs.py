@@ -1,7 +1,7 @@
 """The hostile-input check: every class of bad input, through the CLI and through the library.
 
 :func:`check_inputs` (``check_xxx(embedder, scale, folder) -> Check`` like the checks of
-:mod:`memory.tools.reliability`) runs
+:mod:`memory.reliability.engine`) runs
 
 * every case of :func:`cli_cases` as a user would, ``python -m memory ...`` in a subprocess: a case
   passes when the command exits 2 with exactly one line on stderr (no traceback) that names what
@@ -31,10 +31,11 @@ from typing import Any, Callable, Sequence
 
 from memory.embed.embedders import Embedder
 from memory.core.errors import MemoryLabError
-from memory.tools.reliability import Check
+from memory.core.scenario import SCENARIOS_DIR
+from memory.reliability.check import Check
 
 ROOT = Path(__file__).resolve().parents[2]
-EN = ROOT / "fixtures" / "workshop_en.json"
+EN = SCENARIOS_DIR / "workshop_en.json"
 TYPED_ERRORS: tuple[type[BaseException], ...] = (MemoryLabError, ValueError, TypeError)
 """What a library case must raise: a typed error, not OverflowError, RecursionError, UnicodeEncodeError..."""
 HUGE = "1" * 5000
@@ -204,7 +205,8 @@ def library_cases(
     from memory.runtime.manager import MemoryManager
     from memory.core.safefile import read_regular_file
     from memory.core.scenario import load_scenario, parse_scenario
-    from memory.core.schema import Message, parse_time, validate_identifier
+    from memory.core.owner import Owner
+    from memory.core.schema import Message, parse_time
     from memory.store.chroma import StoreLocation
     from memory.eval.study import parse_range, validate_options
     from memory.eval.synth import SynthSpec
@@ -226,8 +228,8 @@ def library_cases(
 
     nan, inf = float("nan"), float("inf")
     cases: list[tuple[str, Callable[[], Any]]] = [
-        ("identifier-lone-surrogate", lambda: validate_identifier("al\ud800ice", "user_id")),
-        ("identifier-surrogateescape-byte", lambda: validate_identifier(os.fsdecode(b"al\xffice"), "user_id")),
+        ("identifier-lone-surrogate", lambda: Owner.of("acme", "al\ud800ice")),
+        ("identifier-surrogateescape-byte", lambda: Owner.of("acme", os.fsdecode(b"al\xffice"))),
         ("message-content-surrogate", add(content="budget \udcff")),
         ("message-id-surrogate", add(id="m\udc001")),
         ("message-timestamp-nan", add(timestamp=nan)),

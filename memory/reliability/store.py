@@ -16,7 +16,7 @@
 * ``chroma_files``: after an erasure, Chroma's files (embedded) hold no row, vector id or vector
   byte of the user.
 
-Each check counts cases and failures like the others in memory/tools/reliability.py.
+Each check counts cases and failures like the others of memory/reliability/.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from memory.runtime.erase import scan_for_bytes
 from memory.core.errors import MemoryLabError, WriteError
 from memory.runtime.lifecycle import forget, set_valid_until
 from memory.runtime.manager import MemoryManager
-from memory.tools.reliability import Check
+from memory.reliability.check import Check
 from memory.core.schema import Message
 from memory.store.chroma import StoreLocation
 

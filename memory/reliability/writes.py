@@ -18,7 +18,7 @@ from memory.embed.embedders import Embedder
 from memory.write.extract import extract_facts
 from memory.write.ingest import Ingestor
 from memory.runtime.manager import MemoryManager
-from memory.tools.reliability import Check
+from memory.reliability.check import Check
 from memory.core.schema import Message, OwnerArgs
 from memory.store.chroma import StoreLocation
 

@@ -18,7 +18,7 @@ processes that only add; here two real processes work on one store while one of 
   shared user, and the second client and a fresh third process must see none of its records, vectors (counted on
   the server through the store: the owner's count, the erased collection, the user's vector ids in any collection
   of the server) or recall hits, and no canary byte of it may be left in the text folder (the server's own files
-  are the server's: README, "Erasure"). The first client's own erasure report must say verified (nothing else writes
+  are the server's: docs/trust.md, "Erasure"). The first client's own erasure report must say verified (nothing else writes
   then), and every acknowledged write of the other users must be there, and every write of the shared user in its
   records and on the server just before the erasure. Without the ``chroma`` command the check fails and says so.
 
@@ -61,7 +61,7 @@ from memory.runtime.manager import MemoryManager
 from memory.store.chroma import StoreLocation
 from memory.store.chroma_files import prepare_folder, rows_with_ids
 from memory.store.heap import PROCESS_ENV
-from memory.tools.reliability import Check
+from memory.reliability.check import Check
 
 TENANT = "acme"
 T0 = 1_780_000_000.0
@@ -85,7 +85,7 @@ FAULTS = {
 
 _CHILD = """
 import sys
-from memory.tools.reliability_shared import _child
+from memory.reliability.shared import _child
 _child(sys.argv[1])
 """
 

@@ -44,7 +44,7 @@ from memory.embed.embedders import Embedder, LexicalEmbedder
 from memory.runtime.erase import files_holding
 from memory.runtime.manager import MemoryManager
 from memory.store.chroma import HNSW_BATCH, StoreLocation, release_client
-from memory.tools.reliability import Check
+from memory.reliability.check import Check
 
 TENANT = "acme"
 VICTIM = "victim"
@@ -201,7 +201,7 @@ def _reference_seconds(data: Path, scale: int) -> float:
 def _run_child(spec: dict[str, Any], delay: float | None) -> tuple[int, list[str]]:
     """Run a child erasing the victim; with ``delay``, SIGKILL it that long after it says it starts erasing (a
     child with a hook kills itself). Returns its exit code (``-SIGKILL`` when killed) and what it said."""
-    _FORKSERVER.set_forkserver_preload(["chromadb", "memory.tools.reliability_erase"])  # read once, at its start
+    _FORKSERVER.set_forkserver_preload(["chromadb", "memory.reliability.erase_kills"])  # read once, at its start
     ours, theirs = _FORKSERVER.Pipe(duplex=False)
     proc = _FORKSERVER.Process(target=_child, args=(spec, theirs), daemon=True)
     proc.start()
