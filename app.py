@@ -15,13 +15,15 @@ from lab.i18n import t
 from lab.loading import FOREGROUND, STORE_FAULTS, store_fault_key
 from lab.state import render_sidebar, rerun_pending, widget_defaults
 
-st.set_page_config(page_title="Memory Governance Lab", page_icon=":material/memory:", layout="wide")
+# an emoji icon, drawn by the browser: a :material/ page icon is fetched from fonts.gstatic.com (a room without
+# internet got a missing icon; tests/test_offline_page.py)
+st.set_page_config(page_title="Memory Governance Lab", page_icon="🧠", layout="wide")
 with FOREGROUND.running():  # background loads of other sessions give way while this run draws (lab.loading)
     settings = render_sidebar()
     defaults = widget_defaults(settings.lang)
     lesson.render_sidebar(st.sidebar, defaults)
     try:
-        pages = {page.url_path: st.Page(page.path, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
+        pages = {page.url_path: st.Page(page.file, title=t(page.title_key), icon=page.icon, url_path=page.url_path,
                                         default=page.default) for page in PAGES}
         navigation = st.navigation(list(pages.values()))
         if rerun_pending():  # after st.navigation: the rerun opens this run's page, not the default one

@@ -6,6 +6,11 @@ while everyone waits (lab.engine.warm_starting_states). Then every participant's
 ``MEMORY_LAB_WARM`` names the languages to warm (default ``en,zh``; ``none`` starts at once, as ``streamlit run
 app.py`` does). Streamlit runs this file's ``app`` (``st.App``) with its own server; every ``--server.*`` option of
 ``streamlit run`` still applies.
+
+The URL is printed once the lab is warm, after the warm-up's lines: Streamlit prints it as it binds the port, before
+this file is even imported, so the lab's ``.streamlit/config.toml`` hides Streamlit's own welcome message
+(``logger.hideWelcomeMessage``) and :func:`print_urls` prints the same lines when the lab is ready (an instructor
+read the URL off the console while the warm-up still ran, and the room's first pages waited).
 """
 
 import asyncio
@@ -13,8 +18,10 @@ import os
 import sys
 import time
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import streamlit as st
+from streamlit import config
 
 from lab.i18n import LANGUAGES
 
@@ -46,6 +53,51 @@ def _languages_or_exit() -> list[str]:
 
 LANGS = _languages_or_exit()
 
+HIDE_KEY = "logger.hideWelcomeMessage"
+OWN_CONFIG = Path(__file__).resolve().parent / ".streamlit" / "config.toml"
+"""The lab's own Streamlit settings, which hide Streamlit's early welcome message so that serve.py prints it once warm."""
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def held_by_the_lab(where: str | None) -> bool:
+    """True when the welcome message is hidden by the lab's own config.toml (``where``: Streamlit's record of where
+    the option was set), so serve.py prints it once warm; False when an instructor hid it (a flag, another config
+    file) or Streamlit printed it already."""
+    if not where or not where.endswith("config.toml"):
+        return False
+    try:
+        return Path(where).resolve() == OWN_CONFIG
+    except OSError:
+        return False
+
+
+def lab_urls() -> list[tuple[str, str]]:
+    """(name, URL) as Streamlit words them when it starts: the address the server was told to show or bind, else the
+    local and the network URL. No outside request (Streamlit's "External URL" asks an outside host for this machine's
+    address; a room without internet waited for it)."""
+    from streamlit import net_util
+    from streamlit.web.server.server_util import get_url
+
+    if config.is_manually_set("browser.serverAddress"):
+        return [("URL", get_url(config.get_option("browser.serverAddress")))]
+    address = config.get_option("server.address") or ""
+    if config.is_manually_set("server.address") and address not in WILDCARDS:
+        return [("URL", get_url(address))]
+    urls = [("Local URL", get_url("localhost"))]
+    internal = net_util.get_internal_ip()
+    if internal:
+        urls.append(("Network URL", get_url(internal)))
+    return urls
+
+
+def print_urls() -> None:
+    """Streamlit's welcome message with the lab's URLs, on stdout, when the lab's config held it back."""
+    if not (config.get_option(HIDE_KEY) and held_by_the_lab(config.get_where_defined(HIDE_KEY))):
+        return
+    lines = ["", "  You can now view your Streamlit app in your browser.", ""]
+    lines += [f"  {name}: {url}" for name, url in lab_urls()]
+    print("\n".join([*lines, ""]), flush=True)
+
 
 @asynccontextmanager
 async def warm(_app):
@@ -68,6 +120,7 @@ async def warm(_app):
             print(f"  warming the lab failed ({exc}); it starts cold", file=sys.stderr, flush=True)
         else:
             print(f"  {WARM_LINE} ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
+    print_urls()  # once warm (or cold after a failed warm-up), as the port opens
     yield
 
 

@@ -4,6 +4,12 @@ and the two snippets that give an agent the same governed memory (an MCP client'
 The file is :mod:`memory.eval.operating_point`'s (what ``python -m memory study --export-point`` writes); the agent
 adapters are ``memory.adapters`` (optional extras: ``pip install -r requirements-adapters.txt``).
 
+The file says where its point came from (memory.eval.operating_point's provenance). After a study on the page, it names
+the data the study read as the participant knows it (the uploaded file's name, or a shipped scenario's name) with the
+SHA-256 of the bytes studied, and, when the sidebar holds a setting the study measured (the recommended one once
+applied, or any row of its sweep), that setting's precision, recall, F1 and memories injected, as the page shows them.
+Before any study it names the lab's scenario the same way and carries no figures.
+
 An uploaded settings file is a participant's data, parsed in the lab's own process: the uploader takes at most 1 MB
 (Streamlit's smallest per-widget cap, enforced by the browser), :func:`apply_upload` refuses more than 64 KB before
 it reads the bytes, and the parse holds the text to the settings limits (memory.core.datafile_limits) first, so no
@@ -14,12 +20,16 @@ or an image in a file's value or name is shown as text, and the message names th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 import streamlit as st
 
 from memory import DataFileError, MemoryLabError
-from memory.eval import OperatingPoint, check_settings_size, parse_operating_point, scale_name
+from memory.eval import (
+    OperatingPoint, StudyResult, check_settings_size, parse_operating_point, scale_name, study_provenance,
+)
 
 from . import state
 from .i18n import t
@@ -36,11 +46,39 @@ UPLOAD_MB = 1
 held to memory.eval.operating_point.MAX_SETTINGS_BYTES (64 KB) by apply_upload, whatever a client sends."""
 
 
-def point_of(current: Settings) -> OperatingPoint:
-    """The sidebar's settings as an operating point, with the sidebar's write-path judge."""
+@dataclass(frozen=True)
+class Studied:
+    """The study the page holds a result of, as a settings file names it."""
+
+    result: StudyResult
+    dataset: str
+    """The data as the participant knows it: the uploaded file's name (``locomo:`` and the name for a LoCoMo file) or
+    the shipped scenario's name."""
+    sha256: str
+    """The SHA-256 of the bytes the study read (memory.eval.content_hash)."""
+
+
+def point_of(current: Settings, studied: Studied | None = None) -> OperatingPoint:
+    """The sidebar's settings as an operating point, with the sidebar's write-path judge. Its provenance names the data
+    of ``studied`` (a dense study with the sidebar's model) and that study's figures for the sidebar's setting when
+    it measured it (memory.eval.study_provenance); else the lab's scenario, without figures."""
     assert current.config is not None
+    provenance: dict[str, Any]
+    if studied is not None and studied.result.mode == "dense" and studied.result.embedder == current.embedder:
+        provenance = study_provenance(studied.result, current.config, dataset=studied.dataset, sha256=studied.sha256)
+    else:
+        provenance = {"dataset": _scenario_name(current)}
+        if studied is not None:
+            provenance["note"] = (f"the study on the page is {studied.result.mode}: its threshold is not on "
+                                  f"{current.embedder}'s scale, so no figures")
     return OperatingPoint(current.embedder, current.write_path, current.judge, current.config,
-                          {"source": "lab", "dataset": current.scenario.name})
+                          provenance | {"source": "lab"})
+
+
+def _scenario_name(current: Settings) -> str:
+    """The sidebar's scenario as the participant knows it: an upload by its file name, a shipped one by its name."""
+    upload = st.session_state.get(state.UPLOAD_KEY) if current.scenario_key.startswith(state.UPLOAD_PREFIX) else None
+    return PurePath(str(upload.name)).name if upload is not None else current.scenario.name
 
 
 def mcp_snippet(point: OperatingPoint) -> str:
@@ -93,14 +131,15 @@ def apply_upload() -> None:
                                              threshold=f"{point.config.threshold:g}", top_k=point.config.top_k))
 
 
-def render(current: Settings) -> None:
-    """The section: download the current settings, apply a file, and the two snippets."""
+def render(current: Settings, studied: Studied | None = None) -> None:
+    """The section: download the current settings (with the provenance of ``studied``, the page's study: see
+    :func:`point_of`), apply a file, and the two snippets."""
     with st.expander(t("agents.title"), icon=":material/smart_toy:"):
         st.caption(t("agents.lead"))
         if current.config is None:
             st.info(t("agents.invalid"))
             return
-        point = point_of(current)
+        point = point_of(current, studied)
         st.download_button(t("agents.download"), point.dumps("json").encode("utf-8"), file_name=FILE_NAME,
                            mime="application/json", key="agents.download", on_click="ignore",
                            icon=":material/download:")

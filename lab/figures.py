@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from typing import Callable, Mapping
@@ -34,30 +35,87 @@ WORDS: dict[str, dict[str, str]] = {
                         "unlabelled": "dedup.unlabelled", "wrong": "dedup.wrong_marker", "plain": "fig.plain",
                         "governed": "fig.governed", **{f"kind.{k}": f"verdict.{k}" for k in VERDICTS}},
     "version_timeline": {"version": "dedup.version", "time": "dedup.created_at", "deprecated": "dedup.deprecated",
-                         "active": "dedup.active"},
+                         "active": "dedup.active", "superseded_by": "col.superseded_by"},
     "score_distributions": {"relevant": "study.relevant", "irrelevant": "study.irrelevant", "score": "fig.similarity",
                             "threshold": "knob.threshold"},
 }
 """The words of each figure (its ``text`` keys) as i18n keys of the catalogue (lab/locales/<lang>.json): ``words(name, t)`` is the ``text``."""
+SLIDE_WORDS: dict[str, dict[str, str]] = {
+    "candidate_scores": {"title": "fig.title.candidates", "candidate": "fig.candidate_text"},
+    "pollution_by_kind": {"title": "fig.title.pollution"},
+    "erasure_checks": {"title": "fig.title.erasure"},
+    "similarity_axis": {"title": "fig.title.similarity_axis"},
+    "version_timeline": {"title": "fig.title.versions"},
+    "score_distributions": {"title": "fig.title.calibration"},
+}
+"""What a chart copied onto a slide needs besides WORDS: its title, and the candidate axis named by the memories'
+texts it now shows (merged over WORDS by :func:`words`)."""
+
+SLIDE = {"format": "png", "width": 1280, "height": 720, "scale": 2}
+"""The modebar camera's image (plotly's ``toImageButtonOptions``): a 16:9 slide at 1280x720, drawn at twice that
+(2560x1440 pixels), so a projector shows the chart's text sharp; the toolbar's default was the chart's size on the
+page (666x370 at 1024x768)."""
+LABEL_COLUMNS = 20
+"""A memory's text on the candidate axis: at most this many columns (a CJK character takes two), then an ellipsis."""
 
 
 def words(figure: str, say: Callable[[str], str], **keys: str) -> dict[str, str]:
-    """A figure's ``text`` in the page's language: ``say`` (lab.i18n.t) of each key of WORDS[figure]; ``keys``
-    replaces some of the i18n keys (the erasure page's "held now" bars)."""
-    return {name: say(key) for name, key in (WORDS[figure] | keys).items()}
+    """A figure's ``text`` in the page's language: ``say`` (lab.i18n.t) of each key of WORDS[figure] and
+    SLIDE_WORDS[figure]; ``keys`` replaces some of the i18n keys (the erasure page's "held now" bars and title)."""
+    return {name: say(key) for name, key in (WORDS[figure] | SLIDE_WORDS.get(figure, {}) | keys).items()}
+
+
+def slide_config(name: str) -> dict:
+    """``st.plotly_chart``'s ``config`` for a chart: the modebar's camera downloads ``<name>.png`` as a slide
+    (:data:`SLIDE`) in one click; no plotly logo in the bar."""
+    return {"toImageButtonOptions": {**SLIDE, "filename": name}, "displaylogo": False}
+
+
+def short_text(text: str, columns: int = LABEL_COLUMNS) -> str:
+    """``text`` on one line of at most ``columns`` columns (a CJK character takes two), cut with an ellipsis."""
+    one = " ".join(str(text).split())
+    if _columns(one) <= columns:
+        return one
+    kept, used = "", 0
+    for ch in one:
+        width = 2 if _WIDE.match(ch) else 1
+        if used + width > columns - 1:
+            break
+        kept, used = kept + ch, used + width
+    space = kept.rfind(" ")
+    if one[len(kept)].isalnum() and kept[-1:].isalnum() and space > len(kept) // 2:
+        kept = kept[:space]  # a word cut in two reads as another word: cut before it
+    return kept.rstrip() + "…"
+
+
+def _titled(fig: go.Figure, title: str | None, about: str = "", *, top: int = 30) -> go.Figure:
+    """``title`` over the chart, left-aligned (a slide's heading), and ``about`` (data: a query) in small type under
+    it, shown as written; the top margin grows to hold them (the chart's height stays: nothing below it moves)."""
+    if not title:
+        return fig
+    fig.update_layout(title={"text": html.escape(title, quote=False), "x": 0.01, "xanchor": "left", "y": 1,
+                             "yanchor": "top", "pad": {"t": 8}, "font": {"size": 15},
+                             "subtitle": {"text": html.escape(about, quote=False), "font": {"size": 12}}},
+                      margin={"t": top + 30 + (16 if about else 0)})
+    return fig
 
 
 def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str, str] | None = None,
-                     max_bars: int = MAX_BARS) -> go.Figure:
+                     max_bars: int = MAX_BARS, about: str = "") -> go.Figure:
     """Similarity of every candidate as bars coloured by the stage that decided it, the composite score as
     markers, and the threshold as a dashed line.
 
-    ``frame`` is lab.views.candidate_frame (sorted by similarity); ``text`` overrides axis and legend labels
-    (keys: similarity, score, threshold, candidate).
+    ``frame`` is lab.views.candidate_frame (sorted by similarity); each bar is named by its memory's text (short,
+    :func:`short_text`), its id and full text in the hover box. ``text`` overrides the title and axis and legend
+    labels (keys: title, similarity, score, threshold, candidate); ``about`` (the query) goes under the title.
     """
-    text = {"similarity": "similarity", "score": "composite score", "threshold": "threshold",
-            "candidate": "candidate", **(text or {})}
-    shown = frame.head(max_bars).assign(label=lambda f: unique_labels(f["id"]))
+    text = {"title": "Each candidate's similarity to the query", "similarity": "similarity",
+            "score": "composite score", "threshold": "threshold", "candidate": "candidate memory", **(text or {})}
+    shown = frame.head(max_bars)
+    names = shown["content"] if "content" in shown else shown["id"]
+    # the text as plotly shows it: a caller's escaped ``&lt;`` is cut whole, never inside the entity
+    shown = shown.assign(label=unique_labels([html.escape(short_text(html.unescape(str(n))), quote=False)
+                                              for n in names]))
     fig = go.Figure()
     for stage, color in STAGE_COLORS.items():
         part = shown[shown["stage"] == stage]
@@ -65,9 +123,9 @@ def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str
             continue
         fig.add_bar(
             x=part["label"], y=part["similarity"], name=text.get(f"stage.{stage}", stage), marker_color=color,
-            customdata=part[["reason", "content"]].to_numpy(),
-            hovertemplate="%{x}<br>" + text["similarity"] + " %{y:.3f}<br>%{customdata[0]}<br>%{customdata[1]}<extra>"
-            + text.get(f"stage.{stage}", stage) + "</extra>",
+            customdata=part[["id", "reason", "content"]].to_numpy(),
+            hovertemplate="%{customdata[0]}<br>" + text["similarity"] + " %{y:.3f}<br>%{customdata[1]}<br>"
+            "%{customdata[2]}<extra>" + text.get(f"stage.{stage}", stage) + "</extra>",
         )
     scored = shown[shown["score"].notna()]
     if not scored.empty:
@@ -76,11 +134,15 @@ def candidate_scores(frame: pd.DataFrame, threshold: float, *, text: Mapping[str
     fig.add_hline(y=threshold, line_dash="dash", line_color="#c62828",
                   annotation_text=f"{text['threshold']} {threshold:.2f}", annotation_position="top right")
     fig.update_layout(
-        barmode="overlay", height=380, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis={"title": text["candidate"], "categoryorder": "array", "categoryarray": list(shown["label"])},
-        yaxis={"title": text["similarity"]}, legend={"orientation": "h", "y": -0.25},
+        # the texts slanted under the bars and the legend at the chart's foot: upright at 90 degrees they ran into
+        # the legend and left the bars a third of the height at 1024x768
+        barmode="overlay", height=380, margin={"l": 10, "r": 10, "t": 30, "b": 130},
+        xaxis={"title": {"text": text["candidate"], "standoff": 4}, "categoryorder": "array",
+               "categoryarray": list(shown["label"]), "tickangle": -35, "tickfont": {"size": 11}, "automargin": False},
+        yaxis={"title": text["similarity"]},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
     )
-    return fig
+    return _titled(fig, text["title"], about)
 
 
 def unique_labels(ids) -> list[str]:
@@ -97,7 +159,7 @@ def pollution_by_kind(table: pd.DataFrame, *, text: Mapping[str, str] | None = N
     """Grouped bars: polluted memories per kind for each column of lab.views.pollution_table (``text``: the series'
     names, ``count`` for the axis and ``kind.<kind>`` for each kind's name on the axis)."""
     series = [c for c in table.columns if c != "kind"]
-    text = {c: c.replace("_", " ") for c in series} | dict(text or {})
+    text = {c: c.replace("_", " ") for c in series} | {"title": "Polluted memories by kind"} | dict(text or {})
     fig = go.Figure()
     palette = ["#bdbdbd", "#a5d6a7", "#616161", "#2e7d32", "#ffcc80", "#ef6c00"]
     for column, color in zip(series, palette):
@@ -106,20 +168,21 @@ def pollution_by_kind(table: pd.DataFrame, *, text: Mapping[str, str] | None = N
     fig.update_layout(barmode="group", height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       yaxis={"title": text.get("count", "memories"), "rangemode": "tozero", "dtick": 1},
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return _titled(fig, text["title"])
 
 
 def erasure_checks(frame: pd.DataFrame, *, text: Mapping[str, str] | None = None) -> go.Figure:
     """What each path held before the erasure and what remained after (columns path, before, and after
     once the user was erased)."""
-    text = {"before": "before", "after": "after", "count": "items", **(text or {})}
+    text = {"title": "What each path holds of the user", "before": "before", "after": "after", "count": "items",
+            **(text or {})}
     fig = go.Figure()
     fig.add_bar(x=frame["path"], y=frame["before"], name=text["before"], marker_color="#ef6c00")
     if "after" in frame:
         fig.add_bar(x=frame["path"], y=frame["after"], name=text["after"], marker_color="#2e7d32")
     fig.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       yaxis={"title": text["count"], "rangemode": "tozero"}, legend={"orientation": "h", "y": -0.25})
-    return fig
+    return _titled(fig, text["title"])
 
 
 KIND_COLORS: dict[str, str] = {
@@ -138,7 +201,8 @@ def similarity_axis(frame: pd.DataFrame, *, conflict_band: float, duplicate_band
     new, update, duplicate, conflict_band, duplicate_band, unlabelled, plain, governed, and ``kind.<kind>`` for an
     expected kind's name in the legend and on the axis).
     """
-    text = {"similarity": "similarity", "expected": "expected", "wrong": "plain rule wrong", "right": "plain rule right",
+    text = {"title": "Pairs on the similarity axis", "similarity": "similarity", "expected": "expected",
+            "wrong": "plain rule wrong", "right": "plain rule right",
             "new": "plain: new", "update": "plain: update (conflict)", "duplicate": "plain: duplicate",
             "conflict_band": "conflict band", "duplicate_band": "duplicate band", "unlabelled": "unlabelled",
             "plain": "plain", "governed": "governed", **(text or {})}
@@ -189,7 +253,7 @@ def similarity_axis(frame: pd.DataFrame, *, conflict_band: float, duplicate_band
                "ticktext": [text.get(f"kind.{k}", k) if k else text["unlabelled"] for k in kinds],
                "range": [-0.6, len(kinds) - 0.4], "title": text["expected"]},
     )
-    return fig
+    return _titled(fig, text["title"], top=40)
 
 
 def _legend_key(fig: go.Figure, name: str, color: str, symbol: str, *, group: str | None = None) -> None:
@@ -200,8 +264,9 @@ def _legend_key(fig: go.Figure, name: str, color: str, symbol: str, *, group: st
 
 def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = None) -> go.Figure:
     """The versions of one fact over time (lab.dedup.chain_frame): retired versions grey, the live one green."""
-    text = {"version": "version", "time": "created at", "deprecated": "deprecated", "active": "active",
-            **(text or {})}
+    text = {"title": "The versions of one fact", "version": "version", "time": "created at",
+            "deprecated": "deprecated", "active": "active",
+            "superseded_by": "superseded_by", **(text or {})}
     times = pd.to_datetime(chain["created_at"])
     labels = [f"v{v}: {c if len(c) <= 48 else c[:47] + '…'}" for v, c in zip(chain["version"], chain["content"])]
     # the first version's label to the right of its point, the last one's to the left: centred, both ran off the
@@ -219,13 +284,13 @@ def version_timeline(chain: pd.DataFrame, *, text: Mapping[str, str] | None = No
                             text=[label for label, m in zip(labels, mask) if m],
                             textposition=[place for place, m in zip(places, mask) if m],
                             marker={"size": 16, "color": color}, customdata=chain.loc[mask, ["superseded_by"]],
-                            hovertemplate="%{text}<br>superseded_by %{customdata[0]}<extra></extra>")
+                            hovertemplate="%{text}<br>" + text["superseded_by"] + " %{customdata[0]}<extra></extra>")
     top = int(chain["version"].max()) if len(chain) else 1
     pad = max(times.max() - times.min(), pd.Timedelta(days=2)) * 0.35  # room for the labels at both ends
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": -0.3},
                       xaxis={"title": text["time"], "range": [times.min() - pad, times.max() + pad]},
                       yaxis={"title": text["version"], "dtick": 1, "range": [0.5, top + 0.8]})
-    return fig
+    return _titled(fig, text["title"])
 
 
 def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | None = None) -> go.Figure:
@@ -237,7 +302,8 @@ def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | 
     """
     from plotly.subplots import make_subplots
 
-    text = {"relevant": "relevant", "irrelevant": "irrelevant", "score": "score", "threshold": "threshold", **(text or {})}
+    text = {"title": "Where each model's scores lie", "relevant": "relevant", "irrelevant": "irrelevant",
+            "score": "score", "threshold": "threshold", **(text or {})}
     fig = make_subplots(rows=len(runs), cols=1, subplot_titles=list(runs), vertical_spacing=0.18)
     for row, (relevant, irrelevant, threshold) in enumerate(runs.values(), start=1):
         for name, values, color in ((text["irrelevant"], irrelevant, "#9e9e9e"), (text["relevant"], relevant, "#2e7d32")):
@@ -249,7 +315,7 @@ def score_distributions(runs: Mapping[str, tuple], *, text: Mapping[str, str] | 
         fig.update_xaxes(title_text=text["score"], row=row, col=1)
     fig.update_layout(barmode="overlay", height=220 + 200 * len(runs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       legend={"orientation": "h", "y": -0.12})
-    return fig
+    return _titled(fig, text["title"], top=40)
 
 
 def localize(fig: go.Figure, phrases: Mapping[str, str]) -> go.Figure:
@@ -275,12 +341,18 @@ def localize(fig: go.Figure, phrases: Mapping[str, str]) -> go.Figure:
     title = fig.layout.title.text
     if title:
         head, sep, tail = title.partition(": ")
+        tail = re.sub(r"\((\w+)\)", lambda m: f"({swaps.get(m.group(1), m.group(1))})", tail, count=1)  # the unit
         fig.update_layout(title_text=say(head) + sep + tail)
     fig.for_each_xaxis(lambda axis: axis.update(title_text=say(axis.title.text)))
     fig.for_each_yaxis(lambda axis: axis.update(title_text=say(axis.title.text)))
     if fig.layout.legend.title.text:
         fig.update_layout(legend_title_text=say(fig.layout.legend.title.text))
     fig.for_each_trace(lambda trace: trace.update(name=say(trace.name)))
+    for trace in fig.data:  # the words of a hover box and a category axis (a question without one: "default")
+        if trace.hovertemplate:
+            trace.hovertemplate = say(trace.hovertemplate)
+        if trace.type == "bar" and trace.x is not None and all(isinstance(x, str) for x in trace.x):
+            trace.x = [swaps.get(x, x) for x in trace.x]
     return fig
 
 

@@ -15,12 +15,13 @@ default), which does.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
 
-from memory.eval import map_threshold, scale_name
+from memory.eval import DEFAULT_THRESHOLDS, load_scales, map_threshold, scale_name
 
 from . import PAGES
 from .i18n import t
@@ -66,6 +67,23 @@ def _threshold(value: float, lang: str) -> float:
     return value if carried is None else round(carried, 2)
 
 
+STUDY_THRESHOLDS_KEY = "study.thresholds"
+"""The study page's threshold range (a ``start:stop:step`` text field), which the study step sets."""
+
+
+def study_thresholds(lang: str) -> str:
+    """The study step's threshold sweep for ``lang``: the study's default on MiniLM's scale; on the scale of the
+    lesson's model for another language, that scale from its lowest to its highest reference similarity in steps of
+    0.01 (e5 in Chinese: 0.79:0.97:0.01). The default 0.1:0.9 put the Chinese recommendation at 0.9, the sweep's top
+    edge, over curves flat below 0.8, where all of e5's similarities lie."""
+    if lang not in FIRST_SCREENS or lang == "en":
+        return DEFAULT_THRESHOLDS
+    scale = load_scales().get(scale_name(FIRST_SCREENS[lang]["embedder"], lang))
+    if scale is None:
+        return DEFAULT_THRESHOLDS
+    return f"{math.floor(float(scale[0]) * 100) / 100:.2f}:{math.ceil(float(scale[-1]) * 100) / 100:.2f}:0.01"
+
+
 def steps(lang: str = "en") -> tuple[Step, ...]:
     """The lesson's steps in the UI language ``lang``: its scenario, model and thresholds on that model's scale."""
     lang = lang if lang in FIRST_SCREENS else "en"
@@ -86,7 +104,9 @@ def steps(lang: str = "en") -> tuple[Step, ...]:
         step("pollution", "pollution-view", {**first, "write_path": "facts", "threshold": cut}),
         step("erasure", "erasure-view", {"scenario": first["scenario"], "embedder": first["embedder"],
                                          "user": ERASED_USER[lang], "write_path": "facts", "threshold": cut}),
-        step("study", "study-view", {}),
+        # the lesson's scenario, dense scores (its model's) and a sweep over that model's scale
+        step("study", "study-view", {"dataset": first["scenario"], "mode": "dense",
+                                     STUDY_THRESHOLDS_KEY: study_thresholds(lang)}),
     )
 
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from memory import ENGLISH, Language, Reason, render_reason
+from memory import ENGLISH, FALLBACK_PREFIX, Language, Reason, render_reason
 
 ZH_TEMPLATES: dict[str, str] = {
     "new.no_candidate": "这个用户在这一类别下没有可比较的已存事实。",
     "coexist.contexts": "两条都成立，各有其语境（“{old_context}”与“{new_context}”）；两条都保留，并带上语境标签。",
     "new.other_contexts": "语境不同（“{old_context}”与“{new_context}”），也没有其他共同点：这是一条无关的事实。",
     "coexist.refines": "一条带限定语境（“{context}”），另一条是一般情况：限定的那条是细化而不是取代；两条都保留。",
-    "update.polarity": "同一{attribute}，但新事实{affirms_or_denies}了它（{old} -> {new}）：旧事实不再成立。",
-    "duplicate.same_value": "同一{attribute}、同一取值（{value}）：是复述，强化已存事实，不写入新向量。",
-    "update.value_changed": "同一{attribute}有了新取值（{old} -> {new}）：旧事实被停用，由新事实取代。",
-    "new.multi_valued": "{attribute}可以有多个取值（{old}、{new}）；新的与旧的并存。",
+    "update.polarity": "同一{attribute}，但新事实{affirms_or_denies}了它（“{old}” -> “{new}”）：旧事实不再成立。",
+    "duplicate.same_value": "同一{attribute}、同一取值（“{value}”）：是复述，强化已存事实，不写入新向量。",
+    "update.value_changed": "同一{attribute}有了新取值（“{old}” -> “{new}”）：旧事实被停用，由新事实取代。",
+    "new.multi_valued": "{attribute}可以有多个取值（“{old}”、“{new}”）；新的与旧的并存。",
     "update.ceased": "新事实说“{value}”已经结束，而已存事实把它描述为现状。",
     "update.resumed": "已存事实说“{value}”已经结束；新事实说它又成立了。",
     "update.change_event": "新事实说从“{old}”改成了“{new}”，而已存事实说的正是“{old}”：旧事实被停用并被取代。",
@@ -37,8 +37,8 @@ ZH_TEMPLATES: dict[str, str] = {
     "update.announced": "新事实宣布了同一话题上的变化（“{marker}”）：旧事实被停用并被取代。",
     "coexist.conditioned": "新的说法有自己的条件（{new_context}；已存的：{old_context}）：两条同时成立，都保留。",
     "coexist.qualified": "同一话题、不同条件（{old_kinds} 对 {new_kinds}）：两条同时成立，都保留。",
-    "duplicate.same_specifics": "换了说法，名称和数值（{values}）相同，也没有任何区别：是复述，新事实不再重复存储。",
-    "duplicate.same_values": "措辞不同、取值相同（{values}）、话题相同：是复述，已存事实得到加强。",
+    "duplicate.same_specifics": "换了说法，名称和数值（“{values}”）相同，也没有任何区别：是复述，新事实不再重复存储。",
+    "duplicate.same_values": "措辞不同、取值相同（“{values}”）、话题相同：是复述，已存事实得到加强。",
     "bounded.read_prefix": "只从全部 {total_chars} 个字符中的前 {read_chars} 个提取事实（上限 {read_limit}）{skipped}；整条消息已作为原始记录保存。",
     "model.same_fact": "模型（{model}）判定新的说法是已存事实的复述：不再存储新内容。",
     "model.value_changed": "模型（{model}）判定同一事物有了新的取值：旧事实被停用，由新事实取代。",
@@ -66,6 +66,44 @@ ATTRIBUTES_ZH = {
 """The reader's canonical attribute and domain names (memory/write/extract.py, lexicon.py: English words) in Chinese,
 so a Chinese page never names an attribute in English. Words taken from the message itself stay as written."""
 _VERDICTS_ZH = {"duplicate": "重复", "update": "更新", "coexist": "并存", "new": "新增"}
+WORDS_ZH = {
+    # contexts (memory/write/lexicon.py: CONTEXT_WORDS keys, WEEKDAYS_EN) and their kinds (QUALIFIERS_EN / _ZH)
+    "weekday": "工作日", "weekend": "周末", "holiday": "节假日", "work": "工作时", "home": "在家", "school": "在学校",
+    "summer": "夏天", "winter": "冬天", "spring": "春天", "autumn": "秋天", "morning": "早上", "evening": "晚上",
+    "monday": "周一", "tuesday": "周二", "wednesday": "周三", "thursday": "周四", "friday": "周五",
+    "saturday": "周六", "sunday": "周日", "day": "白天", "night": "夜里", "hot": "天热时", "cold": "天冷时",
+    "handheld": "手持设备", "desk": "桌面设备", "web": "网页端", "app": "应用端", "production": "生产环境",
+    "testing": "测试环境", "free": "免费版", "paid": "付费版", "car": "开车", "transit": "公共交通", "long": "长途",
+    "short": "短途", "domestic": "国内", "abroad": "国外", "travel": "旅行", "exercise": "运动时", "rest": "休息时",
+    "dine_in": "堂食", "takeaway": "外卖", "none": "无条件",
+    # values the reader names in English whatever the message's language (memory/write/reading.py)
+    "vegetarian": "素食", "single": "单身", "married": "已婚", "divorced": "离婚", "engaged": "订婚", "widowed": "丧偶",
+    "(none)": "无",
+}
+"""The reader's canonical English words that reach a reason's values (contexts, condition kinds, a diet or a marital
+status) in Chinese. A value the message wrote itself ("Java", "iPhone 12") is not in the table: it stays as written."""
+_WORDS = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, WORDS_ZH), key=len, reverse=True)) + r")(?![\w-])")
+_VALUE_KEYS = frozenset({"old", "new", "value", "values", "context", "old_context", "new_context", "old_kinds",
+                         "new_kinds", "marker"})
+"""The params of a reason whose words the reader may have canonicalised (memory.core.reasons: EN's fields)."""
+
+
+def words_zh(text: str) -> str:
+    """The reader's canonical English words inside ``text`` (``tuesday evening``, ``home; monday``) in Chinese
+    (``周二晚上``, ``在家；周一``); anything else as written."""
+    said = _WORDS.sub(lambda m: WORDS_ZH[m.group(1)], text)
+    return _CJK_GAP.sub("", said.replace("; ", "；").replace(", ", "、")) if said != text else text
+
+
+def tags_zh(tags: str) -> str:
+    """A record's ``domain_tags`` or ``context_tags`` as a table shows them (``food, schedule``), in Chinese words."""
+    return "、".join(ATTRIBUTES_ZH.get(tag, words_zh(tag)) for tag in tags.split(", ") if tag) if tags else tags
+
+
+def _values_zh(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with the reader's canonical words of every value field in Chinese (also a fallback's, prefixed)."""
+    return {key: words_zh(value) if isinstance(value, str) and key.removeprefix(FALLBACK_PREFIX) in _VALUE_KEYS
+            else value for key, value in params.items()}
 
 
 _CANONICAL = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ATTRIBUTES_ZH), key=len, reverse=True)) + r")\b")
@@ -108,6 +146,8 @@ def say(reason: Reason, lang: str) -> str:
         for key in ("verdict", "rules_verdict"):
             params[key] = _VERDICTS_ZH.get(str(params[key]), params[key])
         reason = Reason(reason.code, params, reason.plain)
+    if language is CHINESE:  # contexts and values the reader named in English
+        reason = Reason(reason.code, _values_zh(reason.params), reason.plain)
     return render_reason(reason, language)
 
 
@@ -117,3 +157,14 @@ def reason_in(item: Any, lang: str) -> str:
     if isinstance(item, Mapping):
         return say(Reason.from_dict(item), lang)
     return say(item.why, lang)
+
+
+_BOUNDED_FACT = re.compile(r"\(([\d,]+)-character turn, stored raw\)")
+"""The fact a bounded read logs (memory.write.ingest: the turn stored raw, in the library's English)."""
+
+
+def fact_in(fact: str, decision: str, lang: str) -> str:
+    """A decision's fact in the lab's language: a bounded read's note on the turn stored raw is worded in Chinese."""
+    if lang == "zh" and decision == "bounded" and (match := _BOUNDED_FACT.fullmatch(fact)):
+        return f"（{match.group(1)} 字的消息，原样保存）"
+    return fact

@@ -17,6 +17,7 @@ import streamlit as st
 from memory import InputError, MemoryConfig, Message, RecallResult, csv_bytes, govern
 
 from .dedup import reason_in
+from .reasons import fact_in
 from .i18n import kinds_label, language, t
 from .safe import plain
 from .views import KindsOf, cached_count_tokens, counts, hits_frame
@@ -101,7 +102,8 @@ def render_add(lab, owner: tuple[str, str], label: str) -> None:
         st.caption(t("add.no_fact"))
     else:
         lang = language()
-        decided = pd.DataFrame([{t("add.col.fact"): e.decision.fact, t("add.col.decision"): t(f"verdict.{e.decision.decision}"),
+        decided = pd.DataFrame([{t("add.col.fact"): fact_in(e.decision.fact, e.decision.decision, lang),
+                                 t("add.col.decision"): t(f"verdict.{e.decision.decision}"),
                                  t("add.col.reason"): reason_in(e.decision, lang)} for e in entries])
         st.table(decided.style.format(plain, subset=[t("add.col.fact"), t("add.col.reason")]), hide_index=True)
 

@@ -3,7 +3,6 @@
 import dataclasses
 import re
 import string
-from pathlib import Path
 
 import pytest
 
@@ -11,10 +10,7 @@ from memory import MemoryConfig
 from lab.reasons import ZH_TEMPLATES, reason_in, say
 from memory.write.adjudicate import CandidateRef, Decision, adjudicate, judge, judge_reason, plain_rule
 from memory.core.reasons import CODES, EN, Reason
-from memory.eval.pairs import PairResult, load_pairs
-
-
-ROOT = Path(__file__).resolve().parent.parent
+from memory.eval.pairs import PairResult, load_pairs, shipped_pair_files
 
 
 def _sim(minilm, a, b):
@@ -117,7 +113,7 @@ def test_adjudicate_keeps_the_strongest_relation_and_logs_everything():
     assert (d.why.code, d.why.params["old"], d.why.params["new"]) == ("update.value_changed", "hangzhou", "shanghai")
     assert d.why.plain == (0.35, "new")  # the plain rule disagrees, and says so
     assert Reason.from_dict(d.to_dict()) == d.why  # the decision log keeps the code, not a sentence
-    assert "hangzhou -> shanghai" in reason_in(d, "zh") and "旧事实" in reason_in(d, "zh")
+    assert "“hangzhou” -> “shanghai”" in reason_in(d, "zh") and "旧事实" in reason_in(d, "zh")
 
     none = adjudicate("The user lives in Shanghai.", [])
     assert (none.decision, none.plain_rule, none.candidate, none.similarity) == ("new", "new", None, None)
@@ -130,12 +126,12 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 ENGLISH_TEMPLATE_WORDS = re.compile(r"\b(?:fact|facts|stored|context|statement|value|attribute|plain rule)\b")
 
 
-@pytest.mark.parametrize("pairs", ["fixtures/dedup_pairs_en.json", "fixtures/dedup_pairs_zh.json"])
+@pytest.mark.parametrize("pairs", ["dedup_pairs_en", "dedup_pairs_zh"])
 def test_every_reason_reads_in_both_languages(pairs):
     """The lab shows reasons in its language, rendered from the decision's code: every rule the shipped pairs
     reach has an English and a Chinese sentence (the same values quoted in both), at similarities in each band."""
     seen = set()
-    for p in load_pairs(ROOT / pairs):
+    for p in load_pairs(shipped_pair_files()[pairs]):
         for sim in (0.5, 0.85, 0.95):
             verdict, why = judge_reason(p.existing, p.incoming, sim)
             assert judge(p.existing, p.incoming, sim) == (verdict, why.text())

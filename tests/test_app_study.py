@@ -65,7 +65,8 @@ def test_shipped_scenario_shows_run_studys_recommended_point(monkeypatch):
     assert table[["threshold", "top_k", "precision", "recall", "f1"]].equals(
         frame[["threshold", "top_k", "precision", "recall", "f1"]])
     assert [b.label for b in at.get("download_button")] == ["Download the settings file", "Download CSV",
-                                                            "Download JSON"]  # the first: lab/agents.py
+                                                            "Download JSON", "Download report"]  # the first:
+    # lab/agents.py; the last: the study as report.md and its charts (lab/report.py, tests/test_slides.py)
     ranked = list(calls)
     assert ranked.count("dense") == 1, "the current study is ranked once"
     at.button(key="study.run").click().run()

@@ -12,7 +12,7 @@ import pytest
 from cli_inprocess import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EN = os.path.join(ROOT, "fixtures", "workshop_en.json")
+EN = os.path.join(ROOT, "memory", "scenarios", "workshop_en.json")
 
 
 def run_process(*args, cwd=ROOT):
@@ -96,6 +96,24 @@ def test_malformed_scenario_names_the_field(tmp_path):
     proc = run("recall", "--scenario", str(bad), "--tenant", "t", "--user", "u", "--query", "x", "--embedder", "lexical")
     assert proc.returncode == 2
     assert "bad.json: messages[0] (id 'm1'): field 'content' is required" in proc.stderr
+
+
+def test_scenario_takes_a_shipped_name_as_dataset_does(tmp_path):
+    """``--scenario workshop_en`` (from a folder holding no such file) is the shipped scenario: the same recall as
+    its path. A value that is neither a file nor a shipped name is one line naming the shipped scenarios."""
+    from memory import shipped_scenarios
+
+    rest = ("--tenant", "acme", "--user", "alice", "--query", "What is the campaign budget now?",
+            "--embedder", "lexical", "--json")
+    by_name = run_cli("recall", "--scenario", "workshop_en", *rest, cwd=tmp_path)
+    assert by_name.returncode == 0, by_name.stderr
+    out = json.loads(by_name.stdout)
+    assert out["governed"] and out == json.loads(run("recall", "--scenario", EN, *rest).stdout)
+    wrong = run_cli("recall", "--scenario", "workshop_fr", *rest, cwd=tmp_path)
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    lines = error_lines(wrong)
+    assert len(lines) == 1 and "workshop_fr" in lines[0], wrong.stderr
+    assert "known: " + ", ".join(shipped_scenarios()) in lines[0]
 
 
 # --- embedders: compare, and e5 in the other commands ------------------------------------------------------

@@ -96,7 +96,7 @@ def test_the_judge_and_the_model_it_names_are_the_ones_used(lexical):
 def test_cli_recall_refuses_a_bad_settings_file_in_one_line(tmp_path):
     bad = tmp_path / "point.json"
     bad.write_text(_with(config__threshold=7), encoding="utf-8")
-    done = run_cli("recall", "--scenario", "fixtures/workshop_en.json", "--tenant", "acme", "--user", "alice",
+    done = run_cli("recall", "--scenario", "memory/scenarios/workshop_en.json", "--tenant", "acme", "--user", "alice",
                    "--query", "budget", "--settings", str(bad), cwd=ROOT)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "config" in done.stderr, done.stderr
     done = run_cli("study", "--dataset", "workshop_en", "--mode", "lexical", "--export-point", str(tmp_path / "p.json"),
@@ -119,7 +119,7 @@ def test_a_study_exports_its_recommended_point_and_the_cli_recalls_with_it(minil
     assert point.provenance["f1"] == pytest.approx(chosen["f1"], abs=1e-6)
 
     query = "What is the campaign budget now?"
-    done = run_cli("recall", "--scenario", "fixtures/workshop_en.json", "--tenant", "acme", "--user", "alice",
+    done = run_cli("recall", "--scenario", "memory/scenarios/workshop_en.json", "--tenant", "acme", "--user", "alice",
                    "--query", query, "--settings", str(out), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     cli = json.loads(done.stdout)

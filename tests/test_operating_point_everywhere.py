@@ -73,7 +73,7 @@ def test_one_exported_file_gives_the_same_governed_recall_in_every_path(exported
                                                             reinforce=False).governed]
     assert library and len(library) <= point.config.top_k
 
-    done = run_cli("recall", "--scenario", "fixtures/workshop_en.json", "--tenant", TENANT, "--user", USER,
+    done = run_cli("recall", "--scenario", "memory/scenarios/workshop_en.json", "--tenant", TENANT, "--user", USER,
                    "--query", q.query, "--as-of", _iso(q.as_of), "--settings", str(exported), "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert [h["content"] for h in json.loads(done.stdout)["governed"]] == library, "CLI"

@@ -43,3 +43,49 @@ def test_a_bad_warm_setting_stops_the_server_with_one_line_and_status_2():
                           env=dict(os.environ, **{WARM_ENV: "en,fr"}), timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [f"serve.py: {WARM_ENV}: unknown language 'fr' (use en, zh or none)"]
+
+
+@pytest.mark.process
+def test_the_url_is_printed_once_the_lab_is_warm_not_before(tmp_path):
+    """`streamlit run serve.py` binds its port (where Streamlit prints its welcome message) before serve.py is even
+    imported; the lab's config holds that message back and serve.py prints it after the warm-up's last line, so an
+    instructor never hands out the URL of a lab still warming. The warm-up here is a stand-in that takes 2 s (what it
+    builds is tested in tests/test_app.py; that the port opens only once warm, in tests/test_browser.py): this test is
+    about the order of the console's lines."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from serve import WARM_LINE
+
+    root = Path(__file__).resolve().parent.parent
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    stand_in = ("import sys, time\n"
+                "import lab.engine\n"
+                "def warm(langs, report):\n"
+                "    for lang in langs:\n"
+                "        time.sleep(1.0); report(lang + ': loading'); time.sleep(1.0); report(lang + ': building')\n"
+                "lab.engine.warm_starting_states = warm\n"
+                "from streamlit.web import cli\n"
+                "cli.main(['run', 'serve.py', '--server.headless', 'true', '--server.port', sys.argv[1]])\n")
+    out = (tmp_path / "console.txt").open("w+")
+    proc = subprocess.Popen([sys.executable, "-c", stand_in, str(port)], cwd=root, stdout=out, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **{WARM_ENV: "en"}, MEMORY_DATA_DIR=str(tmp_path / "data")))
+    try:
+        deadline = time.monotonic() + 60
+        while "URL:" not in (console := (tmp_path / "console.txt").read_text()) and time.monotonic() < deadline:
+            assert proc.poll() is None, console
+            time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        out.close()
+    assert "URL:" in console, console
+    assert f"http://localhost:{port}" in console, console
+    assert console.index("[2/2] en: building") < console.index(WARM_LINE) < console.index("You can now view"), console
+    assert console.count("You can now view") == 1, console

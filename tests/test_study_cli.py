@@ -49,7 +49,7 @@ def check_one_line_exit(proc: subprocess.CompletedProcess, words: list[str]) -> 
 
 def test_lexical_study_of_a_shipped_scenario_as_json(tmp_path):
     out = tmp_path / "w.csv"
-    proc = study("--dataset", "fixtures/workshop_en.json", "--mode", "lexical", "--threshold", "0.2:0.8:0.2",
+    proc = study("--dataset", "memory/scenarios/workshop_en.json", "--mode", "lexical", "--threshold", "0.2:0.8:0.2",
                  "--top-k", "3,5", "--json", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

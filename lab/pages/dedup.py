@@ -15,6 +15,7 @@ import streamlit as st
 
 from lab import dedup, engine, figures, state
 from lab.i18n import TEXT, headers, labels, language, t
+from lab.reasons import fact_in
 from lab.safe import Markup, for_plotly, plain
 from memory import (
     DataFileError,
@@ -106,9 +107,11 @@ def _render_typed(current: state.Settings, config: MemoryConfig) -> None:
 
 # --- a pair set ------------------------------------------------------------------------------------------
 
-def _pick_pairs() -> tuple[str, bytes, str]:
+def _pick_pairs() -> tuple[str, bytes, str] | None:
     """(source name, file bytes, digest) of the chosen pair set; a malformed upload shows its message and the
-    chosen shipped set is used instead."""
+    chosen shipped set is used instead. The shipped sets are the teaching ones (memory.eval.shipped_pair_files:
+    memory/scenarios/pairs/, package data, so an installed lab has them too). None (after a note) when there is
+    neither (a tree whose pairs/ folder was emptied)."""
     shipped = shipped_pair_files()
     stems = list(shipped)
     preferred = "dedup_pairs_zh" if language() == "zh" else "dedup_pairs_en"
@@ -126,16 +129,22 @@ def _pick_pairs() -> tuple[str, bytes, str]:
             _parse(data, upload.name)
         except DataFileError as exc:
             error = Markup(str(exc)) if too_big else exc
-            st.error(t("dedup.upload_error", error=error, name=stem))
+            st.error(t("dedup.upload_error", error=error, name=stem) if stem else t("dedup.upload_refused", error=error))
         else:
             return upload.name, data, _digest(data)
+    if stem is None:
+        st.info(t("dedup.no_shipped"))
+        return None
     data = read_regular_file(shipped[stem], what="pair file")
     return f"{stem}.json", data, _digest(data)
 
 
 def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     st.subheader(t("dedup.pairs"))
-    source, data, digest = _pick_pairs()
+    picked = _pick_pairs()
+    if picked is None:
+        return
+    source, data, digest = picked
     pairs = _parse(data, source)
     sims = _similarities(digest, current.embedder, pairs)
     report = dedup.decide(pairs, sims, config, source=source, embedder=current.embedder, judge=current.judge)
@@ -146,7 +155,7 @@ def _render_pair_set(current: state.Settings, config: MemoryConfig) -> None:
     st.plotly_chart(figures.similarity_axis(
         for_plotly(frame, ("id", "existing", "incoming")), conflict_band=config.conflict_band,
         duplicate_band=config.duplicate_band,
-        text=figures.words("similarity_axis", t)), key=f"{PAGE}.axis")
+        text=figures.words("similarity_axis", t)), key=f"{PAGE}.axis", config=figures.slide_config("dedup-similarity-axis"))
     st.caption(t("dedup.axis_caption", conflict=config.conflict_band, duplicate=config.duplicate_band))
     if report.labelled:
         errors = dedup.errors_frame(report, {k: t(f"dedup.error.{k}") for k in ERROR_COLORS})
@@ -222,13 +231,16 @@ def _render_chain(current: state.Settings, config: MemoryConfig) -> None:
     with left:
         st.plotly_chart(figures.version_timeline(for_plotly(chain, ("content", "superseded_by")),
                                                  text=figures.words("version_timeline", t)),
-                        key=f"{PAGE}.timeline")
+                        key=f"{PAGE}.timeline", config=figures.slide_config("dedup-versions"))
     with right:  # a narrow column: the version's text next to its number, the ids after
         st.dataframe(chain, hide_index=True, column_config=headers(chain.columns),
                      column_order=["version", "content", "is_deprecated", "created_at", "superseded_by", "supersedes",
                                    "access_count", "source_message_ids", "memory_id"])
     with st.expander(t("dedup.log")):
         log = dedup.log_frame(entries, language())
+        if language() != "en":  # verdicts, and a bounded read's note, in the page's language (the frame keeps codes)
+            log = log.assign(fact=[fact_in(f, d, language()) for f, d in zip(log["fact"], log["decision"])],
+                             decision=log["decision"].map(_coded), plain_rule=log["plain_rule"].map(_coded))
         st.dataframe(log, hide_index=True, column_config=headers(log.columns, {"similarity": NUMBER}))
 
 

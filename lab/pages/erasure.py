@@ -205,7 +205,8 @@ def _render_last(last: dict) -> None:
         "before": [c["remaining"] for c in last["before"]],
         "after": [next((p["remaining"] for p in report["paths"] if p["name"] == c["name"]), 0) for c in last["before"]],
     })
-    st.plotly_chart(figures.erasure_checks(frame, text=figures.words("erasure_checks", t)), key=f"{PAGE}.chart")
+    st.plotly_chart(figures.erasure_checks(frame, text=figures.words("erasure_checks", t)), key=f"{PAGE}.chart",
+                    config=figures.slide_config("erasure-before-after"))
     cols = st.columns(3)
     cols[0].metric(t("erasure.m_removed"), sum(n for path, n in report["removed"].items() if not path.startswith("chroma_")))
     cols[1].metric(t("erasure.m_others_touched"), report["others_touched"])
@@ -236,9 +237,9 @@ def _render_now(lab: engine.Lab, owner) -> None:
     with left:
         _table(_checklist(checks).drop(columns=["cleared"]))
     with right:
-        frame = pd.DataFrame({"path": [c["name"] for c in checks], "before": [c["remaining"] for c in checks]})
+        frame = pd.DataFrame({"path": [_path(c["name"]) for c in checks], "before": [c["remaining"] for c in checks]})
         st.plotly_chart(figures.erasure_checks(frame, text=figures.words("erasure_checks", t, before="erasure.holds")),
-                        key=f"{PAGE}.now_chart")
+                        key=f"{PAGE}.now_chart", config=figures.slide_config("erasure-held-now"))
 
 
 main()

@@ -9,7 +9,8 @@ import streamlit as st
 from memory import DEFAULT_DAYS, DEFAULT_FLOOR, csv_bytes
 
 from lab import engine, state, views
-from lab.i18n import headers, t
+from lab.i18n import TEXT, headers, kinds_label, language, t, t_raw
+from lab.reasons import tags_zh
 
 PAGE = "inspector"
 ALL = "all"
@@ -43,6 +44,28 @@ def _filter(frame, needle: str, categories: list[str], labels: list[str]):
     return frame
 
 
+def _coded(prefix: str, codes) -> dict[str, str]:
+    """code -> its words in the page's language (``<prefix>.<code>``; a code the catalogue lacks as it is)."""
+    return {c: t_raw(f"{prefix}.{c}") if f"{prefix}.{c}" in TEXT else c for c in codes}
+
+
+def _worded(frame):
+    """The records' codes (category, security level, role, labels, tags) in the page's language; the frame, its
+    filters and the CSV keep the codes."""
+    if language() == "en":
+        return frame
+    out = frame.copy()
+    for column, prefix in (("category", "category"), ("security_level", "security"), ("role", "role")):
+        if column in out:
+            out[column] = out[column].map(_coded(prefix, out[column].unique()))
+    if "labels" in out:
+        out["labels"] = out["labels"].map(kinds_label)
+    for column in ("domain_tags", "context_tags"):
+        if column in out:
+            out[column] = out[column].map(tags_zh)
+    return out
+
+
 def main() -> None:
     lab = engine.start_page(PAGE)
     owners, scope, needle = _render_controls(lab)
@@ -54,16 +77,19 @@ def main() -> None:
         _render_forgetting(lab, owners)
         return
     c1, c2 = st.columns(2)
-    categories = c1.multiselect(t("inspector.category"), sorted(frame["category"].unique()), key=f"{PAGE}.category",
-                                placeholder=t("inspector.choose"))
+    codes = sorted(frame["category"].unique())
+    categories = c1.multiselect(t("inspector.category"), codes, key=f"{PAGE}.category",
+                                placeholder=t("inspector.choose"), format_func=_coded("category", codes).__getitem__)
     all_labels = sorted({x for value in frame["labels"] for x in value.split(", ") if x})
-    labels = c2.multiselect(t("inspector.labels"), all_labels, key=f"{PAGE}.labels", placeholder=t("inspector.choose"))
+    labels = c2.multiselect(t("inspector.labels"), all_labels, key=f"{PAGE}.labels", placeholder=t("inspector.choose"),
+                            format_func=_coded("kind", all_labels).__getitem__)
     shown = _filter(frame, needle, categories, labels)
     cols = st.columns(3)
     cols[0].metric(t("inspector.m_records"), len(shown))
     cols[1].metric(t("inspector.m_owners"), shown[["tenant_id", "user_id"]].drop_duplicates().shape[0])
     cols[2].metric(t("inspector.m_deprecated"), int(shown["is_deprecated"].sum()))
-    st.dataframe(shown, hide_index=True, height=min(38 + 35 * len(shown), 600), column_config=headers(shown.columns))
+    st.dataframe(_worded(shown), hide_index=True, height=min(38 + 35 * len(shown), 600),
+                 column_config=headers(shown.columns))
     kept = set(shown["memory_id"])
     d1, d2 = st.columns(2)
     d1.download_button(t("inspector.csv"), csv_bytes(shown), file_name="memory_records.csv",  # formula-safe cells

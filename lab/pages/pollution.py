@@ -144,7 +144,8 @@ def main() -> None:
                             polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
     table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
                                   [h.record for h in sandbox_after])
-    st.plotly_chart(figures.pollution_by_kind(table, text=figures.words("pollution_by_kind", t)), key=f"{PAGE}.chart")
+    st.plotly_chart(figures.pollution_by_kind(table, text=figures.words("pollution_by_kind", t)), key=f"{PAGE}.chart",
+                    config=figures.slide_config("pollution-by-kind"))
     st.caption(t("pollution.isolation_note"))
     shown = table.rename(columns={c: t(f"pollution.col.{c}") for c in table.columns if c != "kind"})
     st.dataframe(shown.assign(kind=shown["kind"].map(kinds_label)), hide_index=True,

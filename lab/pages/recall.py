@@ -59,7 +59,8 @@ def _render_candidates(result, kinds, config, embedder: str) -> None:
                  top=sims.max(), threshold=config.threshold, passing=int((sims >= config.threshold).sum()),
                  total=len(sims)))
     st.plotly_chart(figures.candidate_scores(for_plotly(frame, ("id", "reason", "content")), config.threshold,
-                                             text=figures.words("candidate_scores", t)), key=f"{PAGE}.chart")
+                                             text=figures.words("candidate_scores", t), about=result.query),
+                    key=f"{PAGE}.chart", config=figures.slide_config("recall-candidates"))
     if len(frame) > figures.MAX_BARS:
         st.caption(t("recall.chart_cap", n=figures.MAX_BARS, total=len(frame)))
     st.caption(t("recall.parts_caption", alpha=config.alpha, beta=config.beta, gamma=config.gamma,

@@ -7,19 +7,20 @@ Results of this session are kept per request, so re-running the page recomputes 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import streamlit as st
 
 from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, agents, dataset_names, datasets_dir, engine, figures, state, study_figures
 from lab.i18n import headers, labels, phrases, t, t_raw
+from lab import report
 from lab.safe import Markup, literal_figure
 from memory import MemoryLabError, Scenario, csv_bytes, parse_scenario, read_regular_file, shipped_scenarios
 from memory.eval import (
+    content_hash,
     parse_rule,
     DEFAULT_DECAY_RATES,
     DEFAULT_THRESHOLDS,
@@ -61,8 +62,8 @@ class Request:
     """The dataset: a scenario (its file name, or its name in the datasets folder), ``locomo:`` and a LoCoMo file's
     name, or ``upload:<key>`` for the scenario uploaded in the sidebar (never a server path: errors name it)."""
     digest: str
-    """sha1 of the bytes read (memory.core.safefile.read_regular_file, size-capped), so an edited file is studied
-    afresh."""
+    """sha256 of the bytes read (memory.core.safefile.read_regular_file, size-capped), so an edited file is studied
+    afresh; the settings file names the data by it (memory.eval.content_hash)."""
     unit: str
     mode: str
     embedder: str
@@ -77,10 +78,20 @@ class Request:
     """The sidebar's uploaded scenario (``spec`` and ``digest`` identify it)."""
     raw: bytes | None = field(default=None, compare=False, hash=False, repr=False)
     """The file's bytes as read for ``digest`` (parsed from these, never read again); not kept with results."""
+    name: str = field(default="", compare=False)
+    """The dataset as the participant knows it (lab.agents.Studied): a shipped scenario's name, else the file's name
+    (``locomo:`` and the name for a LoCoMo file)."""
 
     @property
     def settings(self) -> int:
         return len(self.thresholds) * len(self.top_ks) * len(self.decay_rates)
+
+    @property
+    def key(self) -> tuple:
+        """The session's result cache key: the compared fields as a plain tuple. A page's classes are defined again
+        on every run, and a dataclass equals only an instance of its own class: keyed by Request, a result was never
+        found again after a rerun (an uploaded file's study asked to be run again after "Apply")."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)
 
 
 # --- cached work ------------------------------------------------------------------------------------------
@@ -151,12 +162,12 @@ def _run(req: Request) -> StudyResult:
 
 def _result(req: Request, *, run: bool) -> StudyResult | None:
     """This session's result for the request; computed now when ``run`` (else None when there is none yet)."""
-    results: dict[Request, StudyResult] = st.session_state.setdefault(RESULTS, {})
-    if req not in results and run:
-        results[replace(req, raw=None)] = _run(req)  # the key keeps no file bytes
+    results: dict[tuple, StudyResult] = st.session_state.setdefault(RESULTS, {})
+    if req.key not in results and run:
+        results[req.key] = _run(req)  # the key keeps no file bytes
         while len(results) > KEPT_RESULTS:
             results.pop(next(iter(results)))
-    return results.get(req)
+    return results.get(req.key)
 
 
 def _settled(req: Request, *, run: bool, hint: str) -> StudyResult | None:
@@ -180,6 +191,7 @@ class _Picked:
     digest: str
     scenario: Scenario | None = None
     raw: bytes | None = None
+    name: str = ""
 
 
 def _folder_names() -> tuple[Path | None, list[str]]:
@@ -217,7 +229,7 @@ def _own_dataset(own) -> _Picked | None:
         return None
     raw = own.getvalue()  # parsed once per file and unit by the page's dataset cache, which names a malformed one
     spec = (LOCOMO_PREFIX if is_locomo(raw) else "") + Path(own.name).name
-    return _Picked(spec, quick=False, digest=hashlib.sha1(raw).hexdigest(), raw=raw)
+    return _Picked(spec, quick=False, digest=content_hash(raw), raw=raw, name=spec)
 
 
 def _pick_dataset(current: state.Settings) -> _Picked | None:
@@ -242,9 +254,12 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
     if choice == OWN and own is not None:
         return _own_dataset(own)
     if choice == UPLOADED:
-        key = current.scenario_key
-        return _Picked(UPLOAD_PREFIX + key, quick=False, digest=key[len(state.UPLOAD_PREFIX):],
-                       scenario=current.scenario)
+        key, upload = current.scenario_key, st.session_state.get(state.UPLOAD_KEY)
+        if upload is None:  # not reached: the sidebar's scenario is an upload only while the uploader holds it
+            return _Picked(UPLOAD_PREFIX + key, quick=False, digest=key[len(state.UPLOAD_PREFIX):],
+                           scenario=current.scenario, name=current.scenario.name)
+        return _Picked(UPLOAD_PREFIX + key, quick=False, digest=content_hash(upload.getvalue()),
+                       scenario=current.scenario, name=Path(upload.name).name)
     if choice in shipped:
         path, root, what = shipped[choice], None, "scenario file"
     elif choice == SAMPLE:
@@ -258,8 +273,10 @@ def _pick_dataset(current: state.Settings) -> _Picked | None:
         return None
     locomo = choice == SAMPLE or (choice in names and is_locomo(raw))
     source = choice if choice in names else path.name  # named by its file name alone, never a server path
-    return _Picked((LOCOMO_PREFIX if locomo else "") + source, quick=choice in shipped,
-                   digest=hashlib.sha1(raw).hexdigest(), raw=raw)
+    spec = (LOCOMO_PREFIX if locomo else "") + source
+    # a shipped scenario by its own name (as `python -m memory study --export-point` names it), a file by its name
+    known = state.load_shipped(str(path)).name if choice in shipped else spec
+    return _Picked(spec, quick=choice in shipped, digest=content_hash(raw), raw=raw, name=known)
 
 
 def _request(current: state.Settings, config) -> Request | None:
@@ -272,6 +289,7 @@ def _request(current: state.Settings, config) -> Request | None:
     c1, c2, c3 = st.columns(3)
     mode = c1.selectbox(t("study.mode"), MODES, key="mode", bind="query-params", help=t("study.mode_help"))
     unit = c2.radio(t("study.unit"), ("turns", "facts"), key=f"{PAGE}.unit", horizontal=True, disabled=turns_only,
+                    format_func=labels("study.unit", ("turns", "facts")),
                     help=t("study.unit_help"))
     c3.caption(t("study.embedder", embedder=current.embedder))
     r1, r2, r3 = st.columns(3)
@@ -296,7 +314,7 @@ def _request(current: state.Settings, config) -> Request | None:
         embedder=current.embedder,
         thresholds=parse_range(thresholds, name="threshold"), top_ks=parse_range(top_ks, name="top_k", integer=True),
         decay_rates=parse_range(decays, name="decay_rate"), rule=rule, token_budget=token_budget, quick=quick,
-        scenario=picked.scenario, raw=picked.raw,
+        scenario=picked.scenario, raw=picked.raw, name=picked.name or spec,
     )
 
 
@@ -379,11 +397,15 @@ def _table(rows, **options) -> None:
 
 def _render_curves(result: StudyResult) -> None:
     left, right = st.columns(2)
-    left.plotly_chart(_half(study_figures.precision_recall_vs_threshold(result)), key=f"{PAGE}.pr_threshold")
-    right.plotly_chart(_half(study_figures.pr_curve(result)), key=f"{PAGE}.pr_curve")
+    left.plotly_chart(_half(study_figures.precision_recall_vs_threshold(result)), key=f"{PAGE}.pr_threshold",
+                      config=figures.slide_config("study-pr-vs-threshold"))
+    right.plotly_chart(_half(study_figures.pr_curve(result)), key=f"{PAGE}.pr_curve",
+                       config=figures.slide_config("study-pr-curve"))
     left, right = st.columns(2)
-    left.plotly_chart(_half(study_figures.injected_vs_threshold(result)), key=f"{PAGE}.injected")
-    right.plotly_chart(_half(study_figures.category_breakdown(result)), key=f"{PAGE}.categories")
+    left.plotly_chart(_half(study_figures.injected_vs_threshold(result)), key=f"{PAGE}.injected",
+                      config=figures.slide_config("study-injected"))
+    right.plotly_chart(_half(study_figures.category_breakdown(result)), key=f"{PAGE}.categories",
+                       config=figures.slide_config("study-by-category"))
     st.markdown(f"**{t('study.at_k')}**")
     _table([{"k": k, "recall@k": _fmt(a.recall), "precision@k": _fmt(a.precision), "questions": a.questions}
             for k, a in result.at_k.items()])
@@ -392,7 +414,8 @@ def _render_curves(result: StudyResult) -> None:
 def _render_table(result: StudyResult) -> None:
     st.subheader(t("study.sweep"))
     frame = result.to_frame()
-    _table(frame, height=min(38 + 35 * len(frame), 420))
+    shown = frame.assign(unit=frame["unit"].map(lambda u: t_raw(f"study.unit.{u}"))) if "unit" in frame else frame
+    _table(shown, height=min(38 + 35 * len(frame), 420))  # the unit in the page's words; the CSV keeps the code
     stem = f"study-{result.dataset.replace(':', '-')}-{result.mode}-{result.unit}"
     d1, d2 = st.columns(2)
     d1.download_button(t("study.csv"), csv_bytes(frame), file_name=f"{stem}.csv",
@@ -400,6 +423,17 @@ def _render_table(result: StudyResult) -> None:
     d2.download_button(t("study.json"), json.dumps(result.to_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
                        file_name=f"{stem}.json", mime="application/json", key=f"{PAGE}.json", on_click="ignore",
                        width="stretch")
+
+
+def _render_report(req: Request, result: StudyResult, data: Dataset) -> None:
+    """The study as a report to hand on (lab.report): report.md and a PNG of each chart, built when clicked (the
+    charts are drawn then, on another thread), in the page's language."""
+    facts = report.Facts(dataset=req.name, digest=req.digest, rule_words=_rule_words(result.recommended.rule),
+                         counts=data.summary())
+    say, worded = report.words(t_raw), phrases("studyfig")
+    st.download_button(t("report.download"), lambda: report.study_zip(result, facts, say=say, phrases=worded),
+                       file_name=report.file_name(result), mime="application/zip", key=f"{PAGE}.report",
+                       on_click="ignore", help=t("report.help"), icon=":material/description:")
 
 
 def _alternatives(req: Request) -> list[tuple[str, str]]:
@@ -429,14 +463,15 @@ def _render_compare(req: Request, result: StudyResult) -> None:
     other_req = replace(req, mode=other_mode, embedder=other_embedder)
     other_name = _config_name(other_mode, other_embedder)
     clicked = st.button(t("study.compare_run", mode=other_name), key=f"{PAGE}.compare_run",
-                        disabled=other_req in st.session_state.get(RESULTS, {}))
+                        disabled=other_req.key in st.session_state.get(RESULTS, {}))
     if other_mode != "lexical":
         engine.embedder_for(other_embedder, wait=clicked)
     other = _settled(other_req, run=req.quick or clicked, hint=t("study.compare_hint", mode=other_name))
     if other is None:
         return
     names = (f"{_config_name(req.mode, req.embedder)} ({t('study.current')})", other_name)
-    st.plotly_chart(_worded(study_figures.compare(result, other, names=names, kind=kind)), key=f"{PAGE}.compare")
+    st.plotly_chart(_worded(study_figures.compare(result, other, names=names, kind=kind)), key=f"{PAGE}.compare",
+                    config=figures.slide_config(f"study-compare-{kind}"))
     runs = {name: calibrate(_rankings(r, lambda *_: None)) for name, r in zip(names, (req, other_req))}
     rows = []
     for name, res in zip(names, (result, other)):
@@ -456,7 +491,7 @@ def _render_calibration(runs: dict) -> None:
     st.caption(t("study.calibration_caption"))
     shown = {name: (c.relevant, c.irrelevant, c.threshold_for_recall(target)) for name, c in runs.items()}
     st.plotly_chart(figures.score_distributions(shown, text=figures.words("score_distributions", t)),
-                    key=f"{PAGE}.calibration")
+                    key=f"{PAGE}.calibration", config=figures.slide_config("study-calibration"))
     _table([{"configuration": name, t("study.threshold_for_recall", target=target): _fmt(c.threshold_for_recall(target)),
              t("study.threshold_for_precision", target=PRECISION_TARGET): _fmt(c.threshold_for_precision(PRECISION_TARGET)),
              t("study.relevant") + " p50": _fmt(c.quantiles("relevant")[0.5]),
@@ -468,9 +503,8 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def main() -> None:
-    current, config = engine.page_header(PAGE)
-    agents.render(current)  # the way out: these settings as a file, and the MCP and LangGraph snippets
+def _render_study(current: state.Settings, config, found: list) -> None:
+    """The study the controls describe and its results; ``found`` gets it (lab.agents.Studied) once it has a result."""
     req = _request(current, config)
     if req is None:
         return
@@ -488,10 +522,23 @@ def main() -> None:
     result = _settled(req, run=req.quick or clicked, hint=t("study.press_run"))
     if result is None:
         return
+    found.append(agents.Studied(result, req.name, req.digest))
     _render_recommendation(result)
     _render_curves(result)
     _render_table(result)
+    _render_report(req, result, data)
     _render_compare(req, result)
+
+
+def main() -> None:
+    current, config = engine.page_header(PAGE)
+    way_out = st.container()  # the way out, at the top: drawn once the page knows the study its file comes from
+    found: list[agents.Studied] = []
+    try:
+        _render_study(current, config, found)
+    finally:  # also when the page stops to wait for a model: the file is offered as before
+        with way_out:
+            agents.render(current, found[0] if found else None)  # these settings as a file, and the snippets
 
 
 main()

@@ -16,8 +16,8 @@ from memory.eval.pairs import (
     load_pairs, pair_similarities, parse_pairs, shipped_pair_files,
 )
 from memory.eval.operating_point import (
-    MAX_SETTINGS_BYTES, OperatingPoint, check_settings_size, load_operating_point, operating_point_from_study,
-    parse_operating_point,
+    MAX_SETTINGS_BYTES, OperatingPoint, check_settings_size, content_hash, load_operating_point, load_studied,
+    operating_point_from_study, parse_operating_point, study_provenance,
 )
 from memory.eval.ranking import MODES, Rankings, rank
 from memory.eval.results import StudyResult, SweepRow
@@ -31,6 +31,7 @@ __all__ = [
     "LOCOMO_PREFIX", "MAX_SETTINGS_BYTES", "MAX_TEXT_CHARS", "MODES", "OperatingPoint", "PairItem", "PairReport", "PairResult", "Rankings", "StudyResult",
     "SweepRow", "calibrate", "compare", "config_for", "decide_pairs", "error_kind", "evaluate_pairs",
     "format_comparison", "is_locomo", "load_dataset", "check_settings_size", "load_operating_point", "load_pairs", "load_scales", "map_threshold", "operating_point_from_study", "pair_similarities",
+    "content_hash", "load_studied", "study_provenance",
     "parse_locomo", "parse_operating_point", "parse_pairs", "parse_range", "parse_rule", "rank", "Rule", "run_study", "scale_name", "scenario_dataset",
     "shipped_pair_files", "sweep", "validate_options",
 ]

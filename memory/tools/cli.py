@@ -17,7 +17,7 @@ from memory.core.config import MemoryConfig
 from memory.embed.embedders import EMBEDDER_NAMES, check_embedder_name
 from memory.core.errors import ConfigError, MemoryLabError
 from memory.core.safefile import shown
-from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
+from memory.write.judges import DEFAULT_JUDGE, DEFAULT_WRITE_PATH, JUDGE_NAMES, make_judge
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 MAX_SCALE = 100
@@ -58,8 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", type=int)
     p.add_argument("--as-of", help="ISO time the query is asked at (default: the scenario's last message)")
     p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, help="default: the settings' model, else minilm")
-    p.add_argument("--settings", metavar="PATH", help="an operating-point file (study --export-point): its model and "
-                   "config; the options above override it")
+    p.add_argument("--write-path", choices=("raw", "facts"), help="how the scenario is written: raw (each message "
+                   "as-is) or facts (distilled and judged); default: the settings' write path, else facts (the lab's)")
+    p.add_argument("--judge", choices=JUDGE_NAMES, help="the facts write path's judge; default: the settings' judge, "
+                   f"else {DEFAULT_JUDGE}")
+    p.add_argument("--settings", metavar="PATH", help="an operating-point file (study --export-point): its model, write "
+                   "path, judge and config; the options above override it")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
@@ -144,8 +148,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _scenario_file(value: str) -> str | Path:
+    """``--scenario``: a scenario file, else a shipped scenario's name (``workshop_en``), as ``--dataset`` takes (a
+    file of that name wins). Neither: one line naming the shipped scenarios."""
+    from memory.core.scenario import shipped_scenarios
+
+    if Path(value).exists():
+        return value
+    shipped = shipped_scenarios()
+    if value in shipped:
+        return shipped[value]
+    raise CliError(f"error: {shown(value)}: cannot read scenario file: no such file, nor a shipped scenario's name "
+                   f"(known: {', '.join(shipped)})")
+
+
 def _scenario_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--scenario", required=True, metavar="PATH")
+    p.add_argument("--scenario", required=True, metavar="PATH|NAME",
+                   help="a scenario file, or a shipped scenario's name (workshop_en)")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user", required=True)
 
@@ -220,24 +239,30 @@ def _loading_note(embedder: str) -> None:
         print(f"loading the {embedder} model (once per process)...", file=sys.stderr)
 
 
-def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=None):
-    """A MemoryManager with the scenario of ``args`` replayed into it (progress on stderr)."""
+def _loaded_manager(args: argparse.Namespace, config: MemoryConfig, location=None, *, write_path: str = "raw",
+                    judge: str = DEFAULT_JUDGE):
+    """A MemoryManager with the scenario of ``args`` written into it (progress on stderr): as-is (``raw``), or through
+    the ``facts`` write path with ``judge``, as an operating point's manager writes (OperatingPoint.open)."""
     from memory.embed.embedders import make_embedder
     from memory.runtime.manager import MemoryManager
     from memory.core.scenario import load_scenario, replay
     from memory.core.schema import validate_identifier
+    from memory.write.ingest import Ingestor
 
     args.tenant = validate_identifier(args.tenant, "--tenant")
     args.user = validate_identifier(args.user, "--user")
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(_scenario_file(args.scenario))
     if (args.tenant, args.user) not in scenario.owners():
         known = ", ".join(f"{t}/{u}" for t, u in scenario.owners())
         raise CliError(f"error: {shown(args.scenario)} has no messages of tenant {args.tenant!r} user {args.user!r} "
                        f"(known: {known[:300]})")
     _loading_note(args.embedder)
     manager = MemoryManager(config, embedder=make_embedder(args.embedder), location=location, workspace="cli")
-    with progress_bar("ingesting") as bar:
-        replay(manager, scenario, progress=bar)
+    with progress_bar(f"ingesting ({write_path})") as bar:
+        if write_path == "facts":
+            Ingestor(manager, judge=make_judge(judge)).ingest_many(scenario.messages, progress=bar)
+        else:
+            replay(manager, scenario, progress=bar)
     return manager, scenario
 
 
@@ -254,20 +279,26 @@ def _settings(path: str | None):
 
 @command("recall")
 def _recall(args: argparse.Namespace) -> int:
+    """The scenario written as the settings say (model, write path, judge, config: every field of the file, each
+    option overriding its own), then the lab's recall: every memory of the user is a candidate, ranked by the config
+    (memory.runtime.recall.govern), so the governed list is the one the lab shows for the same settings and query."""
     from memory.core.schema import parse_time, validate_text
+    from memory.runtime.recall import govern
 
     point = _settings(args.settings)
     args.embedder = args.embedder or (point.embedder if point else "minilm")
     config = config_from_args(args, point.config if point else None)
+    write_path = args.write_path or (point.write_path if point else DEFAULT_WRITE_PATH)
+    judge = args.judge or (point.judge if point else DEFAULT_JUDGE)
     validate_text(args.query, "--query", max_chars=config.max_message_chars)
     as_of = None if args.as_of is None else parse_time(args.as_of, "--as-of")
-    manager, scenario = _loaded_manager(args, config)
-    result = manager.retrieve(
-        args.query, tenant_id=args.tenant, user_id=args.user, as_of=scenario.last_time if as_of is None else as_of,
-        reinforce=False,
-    )
-    data = result.to_dict()
-    out = {"query": data["query"], "tenant_id": args.tenant, "user_id": args.user, "config": config.to_dict(),
+    manager, scenario = _loaded_manager(args, config, write_path=write_path, judge=judge)
+    owner = {"tenant_id": args.tenant, "user_id": args.user}
+    cands = manager.candidates(args.query, **owner, as_of=scenario.last_time if as_of is None else as_of,
+                               pool=max(manager.count(**owner), 1))
+    data = govern(cands, config, token_counter=manager.token_counter).to_dict()
+    out = {"query": data["query"], "tenant_id": args.tenant, "user_id": args.user, "embedder": args.embedder,
+           "write_path": write_path, "judge": judge if write_path == "facts" else None, "config": config.to_dict(),
            "blind": data["blind"], "governed": data["governed"], "dropped": data["dropped"]}
     emit(out, as_json=args.json, text=_recall_text)
     return 0
@@ -357,7 +388,7 @@ def _reliability(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from memory.embed.embedders import make_embedder
-    from memory.tools.reliability import STEPS, run_report
+    from memory.reliability.runner import STEPS, run_report
 
     if not 1 <= args.scale <= MAX_SCALE:
         raise CliError(f"error: --scale must be a whole number in [1, {MAX_SCALE}], got {_brief_int(args.scale)}")
@@ -400,11 +431,16 @@ def _study(args: argparse.Namespace) -> int:
         raise CliError(f"error: --export-point must end in .json or .toml, got {Path(args.export_point).name!r}")
     if args.export_point and args.mode != "dense":
         raise CliError("error: --export-point needs --mode dense (only a model's similarity has a threshold to carry)")
+    dataset, name, digest = args.dataset, None, None
+    if args.export_point:  # the file names the bytes studied: read once, hashed, parsed from the same bytes
+        from memory.eval.operating_point import load_studied
+
+        dataset, name, digest = load_studied(args.dataset, unit=args.unit)
     if args.mode != "lexical":
         _loading_note(args.embedder)
     with progress_bar("study") as bar:
         result = run_study(
-            args.dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
+            dataset, mode=args.mode, embedder=args.embedder, thresholds=args.threshold, top_ks=args.top_k,
             decay_rates=args.decay_rate, unit=args.unit, rule=args.rule, token_budget=args.token_budget, progress=bar,
         )
     if args.out:  # the JSON, or the sweep table as CSV with no cell a spreadsheet would run (memory.core.exports)
@@ -412,7 +448,8 @@ def _study(args: argparse.Namespace) -> int:
     if args.export_point:
         from memory.eval.operating_point import operating_point_from_study
 
-        point = operating_point_from_study(result, write_path=args.write_path, judge=args.judge)
+        point = operating_point_from_study(result, write_path=args.write_path, judge=args.judge, dataset=name,
+                                           sha256=digest)
         print(f"operating point written: {point.save(args.export_point)}", file=sys.stderr)
     emit(result.to_dict(), as_json=args.json, text=lambda _: format_study(result))
     return 0

@@ -21,6 +21,8 @@ from memory.write.adjudicate import Judge, judge_reason, plain_judge
 
 JUDGE_NAMES = ("rules", "learned", "bands")
 DEFAULT_JUDGE = "learned"
+DEFAULT_WRITE_PATH = "facts"
+"""How a library entry point writes a message unless told otherwise: distilled into facts and judged (``raw``: as-is)."""
 _LEARNED: list[Judge] = []
 _LOCK = threading.Lock()
 
