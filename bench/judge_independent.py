@@ -1,8 +1,8 @@
 """The judge conformance suite: the plain two-band rule, the rule judge and the learned judge side by side, with each
 one's cost per decision.
 
-Sets: the project's own (fixtures/dedup_pairs_*.json, which the rules were written against) and the independent
-ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C), unseen_*
+Sets: the project's own (memory/scenarios/pairs/dedup_pairs_*.json, which the rules were written against) and the
+independent ones (fixtures/independent/: dev_* and test_* have been tuned on and trained on; heldout_* (set C), unseen_*
 (set D), fresh_* (set E), sealed_* (set F), waiting_* (set G), reserve_* (set H) and twins_* (set I) are only measured;
 spare_* (set J) and probe_* (set K) wait for the judge's next change, with --sealed). The rules and the plain rule see MiniLM's cosine (the lab's default model); the learned
 judge reads its own e5 vectors whatever the store uses. A chat-model judge (memory.ChatJudge) joins with

@@ -183,7 +183,8 @@ class GivingWayEmbedder:
 
 def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
     """An Ingestor judge with a give-way point before each (stored, incoming) pair is judged (and before a judge
-    with a model of its own embeds a batch: ``prepare``)."""
+    with a model of its own embeds a batch: ``prepare``). Such a judge's ``models`` and ``offer`` pass through, so the
+    write path still hands it the store's vectors (memory.write.learned.LearnedJudge.offer)."""
     def decide(existing: str, incoming: str, similarity: float, **kw: Any) -> Any:
         give_way()
         return judge(existing, incoming, similarity, **kw)
@@ -193,6 +194,9 @@ def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
             give_way()
             prepare(texts, pairs)
         decide.prepare = prepared  # type: ignore[attr-defined]
+    for name in ("models", "offer"):
+        if getattr(judge, name, None) is not None:
+            setattr(decide, name, getattr(judge, name))
     return decide
 
 

@@ -177,6 +177,20 @@ def prepare_judge(judge: Judge | None, texts: Sequence[str], pairs: Sequence[tup
         prepare(list(dict.fromkeys(texts)), list(dict.fromkeys(pairs)))
 
 
+def judge_models(judge: Judge | None) -> frozenset[str]:
+    """The embedders whose vectors of the statements a judge reads (a ``models`` method:
+    memory.write.learned.LearnedJudge); empty for a judge with no model of its own."""
+    models = getattr(judge, "models", None)
+    return frozenset(models()) if models is not None else frozenset()
+
+
+def offer_judge(judge: Judge | None, model: str, texts: Sequence[str], vectors: Sequence[Any]) -> None:
+    """Hand a judge that reads ``model``'s vectors (:func:`judge_models`) the vectors of ``texts`` a write path has
+    already computed or read from the store, so it does not encode them again."""
+    if model in judge_models(judge) and texts:
+        judge.offer(model, list(texts), list(vectors))  # type: ignore[union-attr]
+
+
 def judge(existing: str | Reading, incoming: str | Reading, similarity: float, *, config: MemoryConfig | None = None
           ) -> tuple[Verdict, str]:
     """The governed decision for one (stored, incoming) pair and its reason (English)."""
@@ -203,7 +217,8 @@ def _show(value: str) -> str:
     return _VALUE_TOKEN.sub(_show_token, value) if value else "(none)"
 
 
-_VALUE_TOKEN = re.compile(r"\b([ntd])(\d+)\b")
+_VALUE_TOKEN = re.compile(r"(?:\b|(?<=[^\W\d_]))([ntd])(\d+)\b")
+"""A number, time or date token, also right after a word it was read in (宝马X3 -> 宝马xn3 -> 宝马x3)."""
 
 
 def _show_token(m: re.Match) -> str:
@@ -505,6 +520,7 @@ def _same_content_rule(p: Pair) -> "dict[str, Any] | None":
     return {"overlap": round(p.surface_overlap, 4)} if close and not apart else None
 
 
+@text_cache(maxsize=8192)
 def _attitude(text: str) -> int:
     """+1 for a statement of liking, -1 for disliking, 0 for neither ("loves" / "hates" are not one fact)."""
     low = text.lower()
@@ -544,16 +560,18 @@ _PURPOSE = re.compile(r"\bfor ((?!the user\b)[a-z][a-z ]*?)[.!]?$|(?:管理|负�
 _PARTICIPLE = re.compile(r"^(?:\w+ed|built|written|made|run|held|kept|set|done|sold|hosted)\b")
 
 
-def _surface(text: str) -> set[str]:
+@text_cache(maxsize=8192)
+def _surface(text: str) -> frozenset[str]:
     if _CJK.search(text):
         chars = "".join(ch for ch in re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "") if ch not in STOP_ZH)
-        return {chars[i : i + 2] for i in range(len(chars) - 1)}
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _SURFACE_STOP}
+        return frozenset(chars[i : i + 2] for i in range(len(chars) - 1))
+    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _SURFACE_STOP)
 
 
-def _stems(text: str) -> set[str]:
+@text_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
     """:func:`_surface` with English words cut to five letters ("night" / "nightly", "flight" / "flights")."""
-    return _surface(text) if _CJK.search(text) else {w[:5] for w in _surface(text)}
+    return _surface(text) if _CJK.search(text) else frozenset(w[:5] for w in _surface(text))
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -765,6 +783,7 @@ _AWAY = re.compile(r"\b(?:trip|holiday|vacation|weekend|visit|for (?:a|the) (?:d
 _NOT_GONE = frozenset({"我", "我们", "用户", "他", "她", "他们", "i", "we"})
 
 
+@text_cache(maxsize=8192)
 def _departure(text: str) -> str | None:
     """What a statement says is gone (left, dropped, sold, 走了, 离职), or None."""
     for pattern in _DEPARTURE_ZH if _CJK.search(text) else _DEPARTURE_EN:
@@ -774,12 +793,14 @@ def _departure(text: str) -> str | None:
     return None
 
 
-def _relations(text: str) -> set[str]:
+@text_cache(maxsize=8192)
+def _relations(text: str) -> frozenset[str]:
     """The other people a statement is about ("my sister" -> {"sister"}; "他" -> {"他"})."""
     mine = re.sub(r"\bthe user's\b", "my", text, flags=re.IGNORECASE)
-    return {m.group(0).split()[-1].lower().rstrip("s") for m in _THIRD_PARTY.finditer(mine)}
+    return frozenset(m.group(0).split()[-1].lower().rstrip("s") for m in _THIRD_PARTY.finditer(mine))
 
 
+@text_cache(maxsize=8192)
 def _change_event(text: str) -> tuple[str, str] | None:
     """(old value, new value) of a statement announcing a change "from X to Y" ("I switched from VS Code to
     Neovim", "我从北京搬到了上海"); None for any other statement."""
@@ -868,6 +889,13 @@ def _substitution(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(old, new) when the two token sequences differ in exactly one place and agree on at least half of the longer."""
     ta, tb = _content(a), _content(b)
     if not ta or not tb or len(ta) + len(tb) > MAX_SUBSTITUTION_TOKENS:
+        return None
+    # One replace between equal runs: those runs are a common prefix and a common suffix, so the tokens they share
+    # are at most the longest common prefix plus suffix. Too few of those and no alignment can qualify: skip difflib.
+    short = min(len(ta), len(tb))
+    head = next((i for i in range(short) if ta[i] != tb[i]), short)
+    tail = next((i for i in range(short - head) if ta[-1 - i] != tb[-1 - i]), short - head)
+    if head + tail < 1 or head + tail < 0.5 * max(len(ta), len(tb)):
         return None
     ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":

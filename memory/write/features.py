@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Any, NamedTuple
 
 from memory.core.config import MemoryConfig
+from memory.core.textcaches import text_cache
 from memory.write.adjudicate import (
-    AWAY, PAST, PRIORITY, RULES, THIRD_PARTY, Pair, attitude, change_event, departure, mentions, relations, same_content,
+    AWAY, PAST, PRIORITY, RULES, THIRD_PARTY, Pair, Rule, attitude, change_event, departure, mentions, relations, same_content,
     same_value_set, specific, subjects_match, values_equal,
 )
 from memory.write.lexicon import WEAK_CHANGE, additive_marker, change_marker
@@ -62,6 +64,7 @@ NO_CHANGE = "-"
 """The text of an empty side of :func:`changed_spans`."""
 
 
+@text_cache(maxsize=8192)
 def changed_spans(old: str, new: str) -> tuple[str, str]:
     """(what the incoming statement says that the stored one does not, and the reverse) as text, in sentence order:
     the inserted and replaced runs of a word-level diff (English words, Chinese characters), joined with " … ".
@@ -90,12 +93,41 @@ def _join(tokens: list[str]) -> str:
     return out
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: "set[str] | frozenset[str]", b: "set[str] | frozenset[str]") -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) -> dict[str, float]:
-    """name -> value for one pair (0/1 for a yes/no question)."""
+class _Marks(NamedTuple):
+    """What one statement says on its own, asked once per text (a statement is paired with many others)."""
+
+    change_marker: bool
+    change_event: tuple[str, str] | None
+    departure: str | None
+    away: bool
+    end_word: bool
+    additive: bool
+    relations: Any
+    third_party: bool
+    past: bool
+    habit: bool
+    once: bool
+    attitude: Any
+    surface: frozenset[str]
+
+
+@text_cache(maxsize=8192)
+def _marks(text: str) -> _Marks:
+    return _Marks(change_marker(text) is not None, change_event(text), departure(text), bool(AWAY.search(text)),
+                  bool(_END.search(text)), additive_marker(text) is not None, relations(text),
+                  bool(THIRD_PARTY.search(text)), bool(PAST.search(text)), bool(_HABIT.search(text)),
+                  bool(_ONCE.search(text)), attitude(text), frozenset(_surface(text)))
+
+
+def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig,
+                  decided: list[tuple[Rule, dict[str, Any]]] | None = None) -> dict[str, float]:
+    """name -> value for one pair (0/1 for a yes/no question). Every rule is asked; the first that fires, with its
+    parameters, is appended to ``decided`` when given: the rules' own decision of the pair at cosine ``sim``
+    (memory.write.adjudicate.judge_reason), so a caller that needs it too does not run the rules again."""
     p = Pair(old, new, sim, config)
     f: dict[str, float] = {}
     f["sim"] = sim
@@ -116,24 +148,25 @@ def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) 
     f["negation_flip"] = float(old.negated != new.negated)
     f["new_changed"] = float(new.changed)
     f["old_changed"] = float(old.changed)
+    mo, mn = _marks(old.text), _marks(new.text)
     marker = p.change_marker
     f["change_marker"] = float(marker is not None)
     f["strong_change"] = float(marker is not None and marker not in WEAK_CHANGE)
-    f["old_change_marker"] = float(change_marker(old.text) is not None)
+    f["old_change_marker"] = float(mo.change_marker)
     f["new_ceased"] = float(new.ceased)
     f["old_ceased"] = float(old.ceased)
     f["ceased_mentions"] = float(new.ceased and mentions(old, new.value))
-    moved = change_event(new.text)
+    moved = mn.change_event
     f["change_event"] = float(moved is not None)
     f["change_event_old"] = float(moved is not None and mentions(old, moved[0].lower()))
-    gone = departure(new.text)
+    gone = mn.departure
     f["departure"] = float(gone is not None)
     f["departure_old"] = float(gone is not None and mentions(old, gone.lower()))
-    f["away"] = float(bool(AWAY.search(new.text)))
-    f["end_word_new"] = float(bool(_END.search(new.text)))
-    f["end_word_old"] = float(bool(_END.search(old.text)))
-    f["additive"] = float(additive_marker(new.text) is not None)
-    f["old_additive"] = float(additive_marker(old.text) is not None)
+    f["away"] = float(mn.away)
+    f["end_word_new"] = float(mn.end_word)
+    f["end_word_old"] = float(mo.end_word)
+    f["additive"] = float(mn.additive)
+    f["old_additive"] = float(mo.additive)
     f["both_qualified"] = float(p.both_qualified)
     f["one_qualified"] = float(p.one_qualified)
     f["new_context_only"] = float(bool(new.context) and not old.context)
@@ -142,20 +175,20 @@ def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) 
     f["kinds_differ"] = float(kinds_old != kinds_new)
     f["complementary"] = float(p.complementary)
     f["kinds_new_only"] = float(bool(kinds_new) and not kinds_old)
-    rel_old, rel_new = relations(old.text), relations(new.text)
+    rel_old, rel_new = mo.relations, mn.relations
     f["relations_differ"] = float(rel_old != rel_new)
-    f["third_party_new"] = float(bool(THIRD_PARTY.search(new.text)))
-    f["third_party_old"] = float(bool(THIRD_PARTY.search(old.text)))
-    f["past_old"] = float(bool(PAST.search(old.text)))
-    habit_old, habit_new = bool(_HABIT.search(old.text)), bool(_HABIT.search(new.text))
-    once_old, once_new = bool(_ONCE.search(old.text)), bool(_ONCE.search(new.text))
+    f["third_party_new"] = float(mn.third_party)
+    f["third_party_old"] = float(mo.third_party)
+    f["past_old"] = float(mo.past)
+    habit_old, habit_new = mo.habit, mn.habit
+    once_old, once_new = mo.once, mn.once
     f["habit_old_once_new"] = float(habit_old and once_new and not habit_new)
     f["once_old_habit_new"] = float(once_old and habit_new and not habit_old)
     f["once_new"] = float(once_new)
-    f["attitude_differs"] = float(attitude(old.text) != attitude(new.text))
+    f["attitude_differs"] = float(mo.attitude != mn.attitude)
     f["overlap"] = p.overlap
     f["surface_overlap"] = p.surface_overlap
-    sa, sb = _surface(old.text), _surface(new.text)
+    sa, sb = mo.surface, mn.surface
     f["jaccard"] = _jaccard(sa, sb)
     f["same_content"] = float(same_content(old, new))
     f["substitution"] = float(p.substitution is not None)
@@ -166,10 +199,12 @@ def pair_features(old: Reading, new: Reading, sim: float, config: MemoryConfig) 
     f["len_ratio"] = min(len(old.text), len(new.text)) / max(len(old.text), len(new.text), 1)
     first = None
     for rule in RULES:
-        fired = rule.applies(p) is not None
-        f["rule:" + rule.id] = float(fired)
-        if fired and first is None:
+        params = rule.applies(p)
+        f["rule:" + rule.id] = float(params is not None)
+        if params is not None and first is None:
             first = rule
+            if decided is not None:
+                decided.append((rule, params))
     for verdict in PRIORITY:
         f["rules_say:" + verdict] = float(first is not None and first.verdict == verdict)
     return f

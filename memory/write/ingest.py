@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
-from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, prepare_judge
+from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, judge_models, offer_judge, prepare_judge
 from memory.core.errors import ErasedError, InputError, MemoryLabError
 from memory.write.judges import DEFAULT_JUDGE, make_judge
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
@@ -461,6 +461,7 @@ class Ingestor:
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
+        self._offer_vectors(pending, stored)
         if getattr(self.judge, "prepare", None) is not None:
             prepare_judge(self.judge, [p.fact.text for p in pending] + [r.content for row in stored for r, _ in row],
                           self._likely_pairs(pending, stored))
@@ -476,6 +477,25 @@ class Ingestor:
                     pending[i].error = exc
         read = {r.memory_id: r for row in stored for r, _ in row}
         return entries, list(added.values()), [(read[i], c) for i, c in changed.items()]
+
+    def _offer_vectors(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]) -> None:
+        """When the judge reads the store's model: hand it the batch's fact vectors and the stored candidates'
+        vectors (one read per owner from the store), so the judge encodes none of them again (issue 49)."""
+        model = getattr(self.manager.embedder, "name", "")
+        if model not in judge_models(self.judge):
+            return
+        offer_judge(self.judge, model, [p.fact.text for p in pending], [p.vector for p in pending])
+        by_owner: dict[tuple[str, str], dict[str, str]] = {}
+        for p, row in zip(pending, stored):
+            mine = by_owner.setdefault((p.message.tenant_id, p.message.user_id), {})
+            mine.update((r.memory_id, r.content) for r, _ in row if r.memory_id.startswith("fact-"))
+        read = getattr(self.manager.store, "embeddings", None)
+        if read is None:
+            return
+        for (tenant_id, user_id), texts in by_owner.items():
+            if texts:
+                found = read(list(texts), tenant_id=tenant_id, user_id=user_id)
+                offer_judge(self.judge, model, [texts[i] for i in found], list(found.values()))
 
     def _likely_pairs(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]
                       ) -> list[tuple[str, str]]:

@@ -6,10 +6,14 @@ How it decides one (stored, incoming) pair:
 1. **Read** both statements (:func:`memory.write.reading.read_statement`) and ask the language-neutral questions of
    :func:`memory.write.features.pair_features` (same attribute? values in conflict? an end or a change announced?
    conditions, another person, a habit beside one occurrence? which rules would fire?).
-2. **Embed** both with the judge's own model (multilingual-e5-small, whatever the store uses, so the same pair gets
-   the same verdict in every lab and entry point) and take their element-wise product and distance. Embed what
-   changed too (:func:`memory.write.features.changed_spans`: "moved to 4" / "is at 3", "也" / "", "no longer"), so
-   a change, an end or an addition weighs the same in words the training pairs never used.
+2. **Embed** both statements with the language's model (English: all-MiniLM-L6-v2, the library's and the lab's
+   English store model; Chinese: multilingual-e5-small, the lab's Chinese store model), so where the store's model is
+   that model its vectors are reused (:meth:`LearnedJudge.offer`: the write path hands over the vectors it has
+   computed and read), and take their element-wise product and distance. Represent what changed too
+   (:func:`memory.write.features.changed_spans`: "moved to 4" / "is at 3", "也" / "", "no longer") by the unit mean of
+   its word pieces in MiniLM's token table (:class:`memory.embed.embedders.StaticTokenEmbedder`: no model run), so a
+   change, an end or an addition weighs the same in words the training pairs never used. Which models a language
+   reads is in the weights file (``vectors``, ``spans``): a pair gets the same verdict in every lab and entry point.
 3. **Weigh**: a multinomial logistic regression over those numbers gives the probability of each verdict; one set
    of weights per language (English, Chinese: the reading says which), since the same question weighs differently in
    each (a shared-character overlap is not a shared-word overlap).
@@ -41,12 +45,13 @@ from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.core.errors import ConfigError
 from memory.core.reasons import FALLBACK_PREFIX, Reason
 from memory.core.textcaches import TextMemo
-from memory.write.adjudicate import VERDICTS, Verdict, judge_reason
+from memory.embed.embedders import STATIC_SUFFIX
+from memory.write.adjudicate import VERDICTS, Verdict, judge_reason, plain_rule
 from memory.write.features import changed_spans, changed_wording, pair_features
 from memory.write.reading import read_statement
 
 MODEL_FILE = Path(__file__).with_name("judge_model.json")
-FORMAT = 3
+FORMAT = 4
 LANGUAGES = ("en", "zh")
 """One set of weights per language; a pair is Chinese when the reading says so (the ``chinese`` feature)."""
 VECTOR_BLOCKS = ("prod", "absdiff", "added", "removed")
@@ -55,6 +60,10 @@ vectors of what only the incoming and what only the stored statement says (memor
 HASH_DIM = 2048
 """Then the changed wording (memory.write.features.changed_wording): counts of the units only the incoming statement
 has, then of those only the stored one has, each hashed (crc32) into this many buckets."""
+
+SAME_COSINE = 1e-6
+"""The judge's own cosine and the caller's are the same cosine (float32 vectors scored in float32 or float64) within
+this: the rules' decision the features computed is the caller's too (LearnedJudge._rules)."""
 
 COST: tuple[tuple[float, ...], ...] = (
     # decided:  duplicate update coexist new      (rows: the true verdict)
@@ -89,8 +98,10 @@ class Weights:
 class JudgeModel:
     """The weights of a trained judge (``judge_model.json``)."""
 
-    vectors: str
-    """The embedder whose vectors the model reads (``e5``)."""
+    vectors: dict[str, str]
+    """language -> the embedder whose vectors of the two statements its weights read (``minilm``, ``e5``)."""
+    spans: dict[str, str]
+    """language -> the embedder of the changed spans (``minilm-static``: memory.embed.embedders.StaticTokenEmbedder)."""
     features: tuple[str, ...]
     """The named features, in order (memory.write.features.pair_features)."""
     dim: int
@@ -137,7 +148,7 @@ def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
             if np.any(w.scale <= 0):
                 raise ConfigError(f"{path}: field 'languages.{lang}.scale' must be positive")
         cost = _array(path, raw, "cost", "cost", (len(VERDICTS), len(VERDICTS)))
-        return JudgeModel(str(raw["vectors"]), features, dim, hash_dim, weights, cost,
+        return JudgeModel(_names(path, raw, "vectors"), _names(path, raw, "spans"), features, dim, hash_dim, weights, cost,
                           {str(k): int(v) for k, v in raw["trained_on"].items()})
     except KeyError as exc:
         raise ConfigError(f"{path}: field {exc.args[0]!r} is required") from None
@@ -145,6 +156,14 @@ def load_model(path: str | Path = MODEL_FILE) -> JudgeModel:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def _names(path: Path, raw: dict, field: str) -> dict[str, str]:
+    """``raw[field]``: an embedder name for each language; ConfigError naming the file and field otherwise."""
+    value = raw[field]
+    if not isinstance(value, dict) or any(not isinstance(value.get(lang), str) or not value[lang] for lang in LANGUAGES):
+        raise ConfigError(f"{path}: field {field!r} must name an embedder for each of {', '.join(LANGUAGES)}")
+    return {lang: value[lang] for lang in LANGUAGES}
 
 
 def _array(path: Path, raw: Any, field: str, key: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -204,19 +223,40 @@ def _shared_model(path: Path) -> JudgeModel:
         return _MODELS[path]
 
 
-def _shared_embedder(name: str) -> Any:
-    from memory.embed.embedders import make_embedder
+def shared_embedder(name: str) -> Any:
+    """The process's one embedder of that name for the judge (``minilm-static``: MiniLM's token table)."""
+    from memory.embed.embedders import SentenceTransformerEmbedder, StaticTokenEmbedder, make_embedder
 
     with _MODELS_LOCK:
         if name not in _EMBEDDERS:
-            _EMBEDDERS[name] = make_embedder(name)
+            if name.endswith(STATIC_SUFFIX):
+                inner = make_embedder(name[: -len(STATIC_SUFFIX)])
+                if not isinstance(inner, SentenceTransformerEmbedder):
+                    raise ConfigError(f"judge model: {name!r} is not a sentence-transformers model's token table")
+                _EMBEDDERS[name] = StaticTokenEmbedder(inner)
+            else:
+                _EMBEDDERS[name] = make_embedder(name)
         return _EMBEDDERS[name]
 
 
 _VECTORS: TextMemo[np.ndarray] = TextMemo(maxsize=8192, name="learned judge vectors", tells=False)
-"""(model, text) -> unit vector (float32: 8,192 of them hold 12.6 MB). The texts are the statements and the changed
-spans of their pairs (memory.write.features.changed_spans: lowercased, joined with " … "), which are not any user's
-text as stored, so the memo cannot tell whose an entry is: erase_user empties it whole (memory/core/textcaches.py)."""
+"""(model, text) -> unit vector (float32: 8,192 of them hold 12.6 MB): the statements the judge has read or been
+handed (:meth:`LearnedJudge.offer`) and their changed spans (memory.write.features.changed_spans: lowercased, joined
+with " … "). The spans are not any user's text as stored, and an offered vector carries no owner, so the memo cannot
+tell whose an entry is: erase_user empties it whole (memory/core/textcaches.py)."""
+
+
+_SPANS: TextMemo[np.ndarray] = TextMemo(maxsize=8192, name="learned judge span vectors", tells=False)
+"""(model, changed span) -> its vector from a token table (memory.embed.embedders.StaticTokenEmbedder): cheap to
+compute, but one call per pair costs more than the lookup, so a batch's spans are computed in one call
+(:meth:`LearnedJudge.prepare`) and kept here, apart from :data:`_VECTORS` so that they never push out a statement's
+model vector. Emptied whole by erase_user, like :data:`_VECTORS`."""
+
+
+def pair_language_of(existing: str, incoming: str) -> str:
+    """The language whose weights and models judge a pair: Chinese when either statement reads as Chinese (the
+    same answer as :func:`pair_language` on the pair's features)."""
+    return "zh" if "zh" in (read_statement(existing).language, read_statement(incoming).language) else "en"
 
 
 class LearnedJudge:
@@ -227,23 +267,59 @@ class LearnedJudge:
     def __init__(self, model_file: str | Path = MODEL_FILE) -> None:
         self.model = _shared_model(Path(model_file))
 
-    def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` from the judge's model: from the memo, the rest in one model call."""
-        name = self.model.vectors
-        found: dict[str, Any] = {t: _VECTORS.get((name, t)) for t in texts}
-        todo = [t for t, v in found.items() if v is None]
+    def models(self) -> frozenset[str]:
+        """The embedders whose statement vectors the judge reads (one per language): a write path whose store uses
+        one of them hands its vectors over (:meth:`offer`)."""
+        return frozenset(self.model.vectors.values())
+
+    def offer(self, model: str, texts: Sequence[str], vectors: Sequence[np.ndarray] | np.ndarray) -> None:
+        """Vectors of ``texts`` already computed with the embedder named ``model`` (a write path's facts, its stored
+        candidates' vectors read from the store): kept for the judge's statements when it reads that model, so they
+        are not encoded twice. Ignored for any other model."""
+        if model not in self.models():
+            return
+        for text, vec in zip(texts, vectors):
+            v = np.asarray(vec, dtype=np.float32)
+            if v.shape == (self.model.dim,):
+                _VECTORS.put((model, text), v)
+
+    def vectors(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
+        """Unit vectors of ``texts`` from the embedder named ``model`` (default: the English statements' model): from
+        the memo, the rest in one call, shortest first."""
+        name = model or self.model.vectors["en"]
+        memo = _SPANS if name.endswith(STATIC_SUFFIX) else _VECTORS
+        found: dict[str, Any] = {t: memo.get((name, t)) for t in texts}
+        todo = sorted((t for t, v in found.items() if v is None), key=len)
         if todo:
-            for text, vec in zip(todo, _shared_embedder(name).embed(todo)):
+            for text, vec in zip(todo, shared_embedder(name).embed(todo)):
                 found[text] = np.asarray(vec, dtype=np.float32)
-                _VECTORS.put((name, text), found[text])
+                memo.put((name, text), found[text])
         return np.stack([found[t] for t in texts]).astype(np.float64)
 
+    def pair_vectors(self, existing: str, incoming: str) -> np.ndarray:
+        """The four vectors of a pair's features (:func:`pair_texts`): the statements from the language's model, the
+        changed spans from its span model."""
+        language = pair_language_of(existing, incoming)
+        texts = pair_texts(existing, incoming)
+        statements, spans = self.model.vectors[language], self.model.spans[language]
+        if statements == spans:  # one model call for the four texts
+            return self.vectors(texts, statements)
+        return np.concatenate([self.vectors(texts[:2], statements), self.vectors(texts[2:], spans)])
+
     def prepare(self, texts: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
-        """Embed, in one model call, what the memo lacks of the statements and of the (stored, incoming) pairs' texts
-        (:func:`pair_texts`): a write path calls it with a batch's facts and candidates before judging them."""
-        todo = list(dict.fromkeys([*texts, *(t for e, i in pairs for t in pair_texts(e, i))]))
-        if todo:
-            self.vectors(todo)
+        """Embed what the memo lacks of the (stored, incoming) ``pairs``' texts (:func:`pair_texts`), one call per
+        model for the whole batch: a write path calls it with a batch's facts and candidates before judging them.
+        ``texts`` (statements not yet paired) are embedded for the language each reads as."""
+        todo: dict[str, list[str]] = {}
+        for text in texts:
+            todo.setdefault(self.model.vectors[pair_language_of(text, text)], []).append(text)
+        for existing, incoming in pairs:
+            language = pair_language_of(existing, incoming)
+            four = pair_texts(existing, incoming)
+            todo.setdefault(self.model.vectors[language], []).extend(four[:2])
+            todo.setdefault(self.model.spans[language], []).extend(four[2:])
+        for name, mine in todo.items():
+            self.vectors(list(dict.fromkeys(mine)), name)
 
     def probabilities(self, existing: str, incoming: str, similarity: float, *,
                       config: MemoryConfig | None = None) -> dict[str, float]:
@@ -251,19 +327,21 @@ class LearnedJudge:
         p, _ = self._weigh(existing, incoming, similarity, config or DEFAULT_CONFIG)
         return {v: float(x) for v, x in zip(VERDICTS, p)}
 
-    def _weigh(self, existing: str, incoming: str, similarity: float, cfg: MemoryConfig) -> tuple[np.ndarray, float]:
-        vecs = self.vectors(list(pair_texts(existing, incoming)))
+    def _weigh(self, existing: str, incoming: str, similarity: float, cfg: MemoryConfig,
+               decided: list | None = None) -> tuple[np.ndarray, float]:
+        vecs = self.pair_vectors(existing, incoming)
         own = float(vecs[0] @ vecs[1])
-        feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg)
+        feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg, decided)
         row = feature_row(feats, self.model.features, vecs, existing, incoming, self.model.hash_dim)
         return self.model.probabilities(row[None, :], pair_language(feats))[0], own
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
         cfg = config or DEFAULT_CONFIG
-        p, own = self._weigh(existing, incoming, similarity, cfg)
+        decided: list = []
+        p, own = self._weigh(existing, incoming, similarity, cfg, decided)
         verdict: Verdict = VERDICTS[int(self.model.decide(p[None, :])[0])]  # type: ignore[assignment]
-        rules_verdict, rules_why = judge_reason(existing, incoming, similarity, config=cfg)
+        rules_verdict, rules_why = self._rules(existing, incoming, similarity, own, decided, cfg)
         if verdict == rules_verdict:
             return verdict, rules_why
         params: dict[str, Any] = {"verdict": verdict, "confidence": f"{p[VERDICTS.index(verdict)]:.0%}",
@@ -271,3 +349,15 @@ class LearnedJudge:
                                   "fallback_text": rules_why.text()}
         params |= {FALLBACK_PREFIX + k: v for k, v in rules_why.params.items()}
         return verdict, Reason("learned.overruled", params, rules_why.plain)
+
+    @staticmethod
+    def _rules(existing: str, incoming: str, similarity: float, own: float, decided: list, cfg: MemoryConfig
+               ) -> tuple[Verdict, Reason]:
+        """The rules' verdict and reason at the caller's cosine: the first rule the features found firing when the
+        judge's own cosine is the caller's (a store of the judge's model: the write path's usual case), so the rules
+        run once per pair; else the rules asked again at the caller's cosine (judge_reason)."""
+        if decided and abs(own - similarity) <= SAME_COSINE:
+            rule, params = decided[0]
+            band = plain_rule(similarity, cfg)
+            return rule.verdict, Reason(rule.id, params, (similarity, band) if band != rule.verdict else None)
+        return judge_reason(existing, incoming, similarity, config=cfg)
