@@ -104,7 +104,7 @@ def test_scenario_takes_a_shipped_name_as_dataset_does(tmp_path):
     from memory import shipped_scenarios
 
     rest = ("--tenant", "acme", "--user", "alice", "--query", "What is the campaign budget now?",
-            "--embedder", "lexical", "--json")
+            "--embedder", "lexical", "--judge", "rules", "--json")
     by_name = run_cli("recall", "--scenario", "workshop_en", *rest, cwd=tmp_path)
     assert by_name.returncode == 0, by_name.stderr
     out = json.loads(by_name.stdout)
