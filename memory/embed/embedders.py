@@ -196,6 +196,8 @@ class SentenceTransformerEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+SMALL_CALL = 8
+"""Texts up to which StaticTokenEmbedder averages in numpy (a torch call's own cost is larger for so few)."""
 STATIC_SUFFIX = "-static"
 """The name of a model's token table as an embedder (:class:`StaticTokenEmbedder`): ``minilm-static``."""
 
@@ -228,6 +230,15 @@ class StaticTokenEmbedder:
             ids = [e.ids[:512] for e in self._tokenizer.encode_batch(unique, add_special_tokens=False)]  # type: ignore[attr-defined]
         else:
             ids = self._wrapper(unique, add_special_tokens=False, truncation=True, max_length=512)["input_ids"]
+        if len(ids) <= SMALL_CALL:  # a few texts (a pair's spans): numpy on the table's memory, no torch call
+            rows = np.zeros((len(ids), self.dim), dtype=np.float32)
+            table = self._table.numpy()
+            for i, row in enumerate(ids):
+                if row:
+                    v = table[row].mean(axis=0)
+                    norm = float(np.linalg.norm(v))
+                    rows[i] = v / norm if norm > 0 else v
+            return rows[where]
         import torch
 
         counts = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))

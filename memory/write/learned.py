@@ -88,10 +88,30 @@ class Weights:
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """Each verdict's probability for feature rows ``x`` (n, n_features)."""
-        logits = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        return _softmax(((x - self.mean) / self.scale) @ self.coef.T + self.intercept)
+
+    def probabilities_sparse(self, dense: np.ndarray, columns: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`probabilities` of one row given as its leading ``dense`` part and, after it, the ``counts`` at
+        ``columns`` (the changed wording's hashed counts, almost all zero): the standardisation folded into the
+        coefficients once (``coef / scale``, ``intercept - (coef / scale) @ mean``), so the 4,096 hashed columns are
+        never built. The same numbers as the dense row's, to float rounding."""
+        folded, offset = self._folded()
+        logits = folded[:, : len(dense)] @ dense + folded[:, columns] @ counts + offset
+        return _softmax(logits[None, :])[0]
+
+    def _folded(self) -> tuple[np.ndarray, np.ndarray]:
+        cached = self.__dict__.get("_fold")
+        if cached is None:
+            folded = self.coef / self.scale
+            cached = (folded, self.intercept - folded @ self.mean)
+            object.__setattr__(self, "_fold", cached)
+        return cached
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    logits = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    return p / p.sum(axis=1, keepdims=True)
 
 
 @dataclass(frozen=True)
@@ -206,6 +226,22 @@ def feature_row(features: dict[str, float], names: Sequence[str], vecs: np.ndarr
                            vector_features(*vecs), hashed_counts(added, hash_dim), hashed_counts(removed, hash_dim)])
 
 
+def sparse_feature_row(features: dict[str, float], names: Sequence[str], vecs: np.ndarray, existing: str,
+                       incoming: str, hash_dim: int = HASH_DIM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`feature_row` as (its dense leading part, the columns of the changed wording's non-zero counts, those
+    counts): what :meth:`Weights.probabilities_sparse` reads."""
+    added, removed = changed_wording(existing, incoming)
+    dense = np.concatenate([np.fromiter((features[n] for n in names), dtype=np.float64, count=len(names)),
+                            vector_features(*vecs)])
+    cols: dict[int, float] = {}
+    for offset, units in ((len(dense), added), (len(dense) + hash_dim, removed)):
+        for unit in units:
+            col = offset + zlib.crc32(unit.encode("utf-8")) % hash_dim
+            cols[col] = cols.get(col, 0.0) + 1.0
+    return dense, np.fromiter(cols, dtype=np.int64, count=len(cols)), np.fromiter(cols.values(), dtype=np.float64,
+                                                                                   count=len(cols))
+
+
 def pair_texts(existing: str, incoming: str) -> tuple[str, str, str, str]:
     """The four texts the judge embeds for a pair: both statements and both changed spans."""
     return (existing, incoming, *changed_spans(existing, incoming))
@@ -288,7 +324,10 @@ class LearnedJudge:
         the memo, the rest in one call, shortest first."""
         name = model or self.model.vectors["en"]
         memo = _SPANS if name.endswith(STATIC_SUFFIX) else _VECTORS
-        found: dict[str, Any] = {t: memo.get((name, t)) for t in texts}
+        hits = [memo.get((name, t)) for t in texts]
+        if all(h is not None for h in hits):  # the write path's case: prepared or handed over
+            return np.array(hits, dtype=np.float64)
+        found: dict[str, Any] = dict(zip(texts, hits))
         todo = sorted((t for t, v in found.items() if v is None), key=len)
         if todo:
             for text, vec in zip(todo, shared_embedder(name).embed(todo)):
@@ -332,8 +371,9 @@ class LearnedJudge:
         vecs = self.pair_vectors(existing, incoming)
         own = float(vecs[0] @ vecs[1])
         feats = pair_features(read_statement(existing), read_statement(incoming), own, cfg, decided)
-        row = feature_row(feats, self.model.features, vecs, existing, incoming, self.model.hash_dim)
-        return self.model.probabilities(row[None, :], pair_language(feats))[0], own
+        dense, columns, counts = sparse_feature_row(feats, self.model.features, vecs, existing, incoming,
+                                                    self.model.hash_dim)
+        return self.model.weights[pair_language(feats)].probabilities_sparse(dense, columns, counts), own
 
     def __call__(self, existing: str, incoming: str, similarity: float, *,
                  config: MemoryConfig | None = None) -> tuple[Verdict, Reason]:
