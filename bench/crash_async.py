@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from memory import Owner
 from tests.crash_child import acked, messages, open_store, run
 
 from .common import write_results
@@ -40,7 +41,7 @@ def check(folder: Path, msgs: list, acknowledged: set[str]) -> dict:
     mm = open_store(folder)
     try:
         texts, state = mm.store.texts, mm.store.consistency()
-        stored = {m.id for m in msgs if texts.ingested(m.tenant_id, m.user_id, [m.id])}
+        stored = {m.id for m in msgs if texts.ingested(Owner(m.tenant_id, m.user_id), [m.id])}
         held_twice = 0
         for t, u in {(m.tenant_id, m.user_id) for m in msgs}:
             held = [m.id for m in mm.recent(tenant_id=t, user_id=u)] + mm.summary_sources(tenant_id=t, user_id=u)

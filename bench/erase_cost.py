@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 from memory.core.schema import MemoryRecord
 from memory.runtime.erase import DiskCanaries, Evidence, scan_for_bytes
 from memory.store.chroma_files import locate
@@ -102,7 +102,7 @@ def one_round(mm: MemoryManager, *, disk_scan: bool, rng: np.random.Generator, r
     assert folder is not None
     if disk_scan:
         scan["folder_mb"] = folder_mb(folder)
-        needles = DiskCanaries.of(Evidence.collect(mm, "tenant", "erased")).needles()
+        needles = DiskCanaries.of(Evidence.collect(mm, Owner("tenant", "erased"))).needles()
         scan["needles"] = len(needles)
     waits: list[float] = []
     stop = threading.Event()
@@ -147,8 +147,8 @@ def chroma_search(mm: MemoryManager, rng: np.random.Generator, repeats: int = 5)
     100 vector ids and 8 vectors (what the ``chroma_file`` check does), median ms; the file's size in MB; and the
     same search with the file read in one piece (how it was read before SCAN_CHUNK), median ms."""
     _put(mm, "tenant", "probe", list(range(ERASED_RECORDS)), rng)
-    ids, blobs = mm.store.texts.vectors("tenant", "probe")
-    needles = [v.encode("ascii") for v in mm.store.texts.vector_ids("tenant", "probe")] + blobs[:8]
+    ids, blobs = mm.store.texts.vectors(Owner("tenant", "probe"))
+    needles = [v.encode("ascii") for v in mm.store.texts.vector_ids(Owner("tenant", "probe"))] + blobs[:8]
     path = mm.store.chroma_dir / "chroma.sqlite3"
     times, whole = [], []
     for _ in range(repeats):  # alternately: the search as the erasure makes it, and the same search in one piece

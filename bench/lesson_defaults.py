@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from memory import MemoryConfig, MemoryManager, govern, make_embedder
+from memory import MemoryConfig, MemoryManager, Owner, govern, make_embedder
 from memory.eval.calibration import config_for
 from memory.write.ingest import Ingestor
 from memory.core.scenario import SCENARIOS_DIR, load_scenario
@@ -50,7 +50,7 @@ def count(scenario_name: str, embedder_name: str, write_path: str, threshold: fl
             owner = (q.tenant_id, q.user_id)
             as_of = parse_time(q.as_of, "as_of") if q.as_of else scenario.last_time
             candidates = manager.candidates(q.query, tenant_id=q.tenant_id, user_id=q.user_id, as_of=as_of,
-                                            pool=manager.store.count(*owner))
+                                            pool=manager.store.count(Owner(*owner)))
             result = govern(candidates, config, token_counter=cached_count_tokens)
 
             def polluted(hits) -> int:

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 from memory.core.schema import MemoryRecord
 
 from .common import SyntheticEmbedder, chroma_server, peak_rss_mb, percentiles, write_results
@@ -114,7 +114,7 @@ def rss_mb() -> float:
 
 
 def _owner_matrix(mm: MemoryManager, t: str, u: str) -> np.ndarray:
-    return mm.store.owner_vectors(t, u)[1]
+    return mm.store.owner_vectors(Owner(t, u))[1]
 
 
 def measure(mm: MemoryManager, queries: int, *, users: list[int], seed: int = 11) -> dict:
@@ -133,7 +133,7 @@ def measure(mm: MemoryManager, queries: int, *, users: list[int], seed: int = 11
         text = f"query {q} {rng.integers(10**9)}"
         vec = mm.embedder.embed([text])[0]
         matrix = matrices[user]
-        handle = mm.store.client.get_collection(mm.store.texts.collection_of(t, u))
+        handle = mm.store.client.get_collection(mm.store.texts.collection_of(Owner(t, u)))
 
         def scan():
             sims = matrix @ vec

@@ -28,7 +28,7 @@ import numpy as np
 
 from lab import figures, views
 from lab.pollution import kinds_of
-from memory import MemoryConfig, MemoryManager, MemoryRecord, StoreLocation, govern, make_embedder
+from memory import MemoryConfig, MemoryManager, MemoryRecord, Owner, StoreLocation, govern, make_embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,9 +93,9 @@ def main(argv: list[str] | None = None) -> dict:
         cands = manager.candidates(QUERY, tenant_id=OWNER[0], user_id=OWNER[1], as_of=as_of, exact=True)
         fetch_ms = (time.perf_counter() - t0) * 1000
         returned = {r.memory_id for r, _ in cands.hot}
-        everyone = manager.store.records(*OWNER, scope="hot")
+        everyone = manager.store.records(Owner(*OWNER), scope="hot")
         missing = [r.memory_id for r in everyone if r.memory_id not in returned]
-        vectors = manager.store.embeddings(missing, tenant_id=OWNER[0], user_id=OWNER[1])
+        vectors = manager.store.embeddings(missing, owner=Owner(*OWNER))
         q = manager.embed_query(QUERY)
         missing_max_sim = max((float(v @ q) for v in vectors.values()), default=None)
 

@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from memory import (
-    LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, govern, load_scenario, make_embedder, replay,
+    LexicalEmbedder, MemoryConfig, MemoryManager, Owner, StoreLocation, govern, load_scenario, make_embedder, replay,
 )
 from memory.core.scenario import shipped_scenarios
 from memory.store.textstore import TextStore
@@ -105,7 +105,7 @@ def direct(embedder_name: str, stem: str, query_index: int = 0):
                                 workspace=f"direct-{uuid.uuid4().hex[:8]}")
         replay(manager, scenario)
         q = scenario.queries[query_index]
-        pool = manager.store.count(q.tenant_id, q.user_id)
+        pool = manager.store.count(Owner(q.tenant_id, q.user_id))
         cands = manager.candidates(q.query, tenant_id=q.tenant_id, user_id=q.user_id, as_of=q.as_of, pool=pool)
         _DIRECT[key] = (manager, scenario, q, cands)
     return _DIRECT[key]
@@ -118,7 +118,7 @@ def test_candidate_pool_holds_every_memory_of_the_user(embedder, stem):
     (bench/slider_rerun.py shows Chroma's HNSW is not exact at 10,000)."""
     manager, scenario, _, _ = direct(embedder, stem)
     for tenant_id, user_id in scenario.owners():
-        n = manager.store.count(tenant_id, user_id)
+        n = manager.store.count(Owner(tenant_id, user_id))
         cands = manager.candidates("anything at all", tenant_id=tenant_id, user_id=user_id, pool=n)
         assert len(cands.hot) == len(cands.active) == n
 

@@ -22,6 +22,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from memory import Owner
 from memory.eval.synth import SynthSpec, generate_scenario
 
 from lab import loading, models
@@ -41,7 +42,7 @@ def _upload_bytes(messages: int) -> bytes:
 
 def _stored(job: loading.IngestJob) -> int:
     store = job.manager.store
-    return sum(store.count(tenant, user) for tenant, user in store.owners())
+    return sum(store.count(Owner(tenant, user)) for tenant, user in store.owners())
 
 
 def _wait_until(predicate, what: str) -> None:

@@ -13,12 +13,15 @@ Every import of every module is read from its source (``ast``: top-level, inside
 * no circle: in the import graph of ``memory/`` (an edge for every import of a module of ``memory``, inside functions
   too, ``if TYPE_CHECKING:`` imports left out) no two modules reach each other.
 
-Two seams are checked by their code rather than their imports (issue 52):
+Three seams are checked by their code rather than their imports (issue 52):
 
 * one owner check: only ``memory/core/owner.py`` defines a function named like ``check_owner``/``validate_owner`` or
   validates an identifier as ``"tenant_id"``/``"user_id"`` (the owner error); the entry points (the CLI, the MCP server,
   the LangGraph store, the lab) validate their own parameters (``--tenant``, ``tenant``) and hand the library plain
   identifiers, which it turns into one :class:`memory.core.owner.Owner`;
+* one owner value below the entry points: no function of ``memory/store/``, ``memory/runtime/`` or ``memory/write/``
+  takes the owner as two loose strings (``tenant_id`` and ``user_id``, or ``tenant`` and ``user``), but the few public
+  calls of ``OWNER_ENTRY_POINTS``, which keep their documented keywords and make the ``Owner`` once;
 * the adapters map onto the runtime's lifecycle calls and write no record lifecycle field themselves
   (``is_deprecated``, ``superseded_by``, ``supersedes``, ``archived``, ``version``, ``valid_until``).
 * only ``memory.store.chroma`` imports ``chromadb``;
@@ -425,6 +428,115 @@ def test_the_owner_error_is_the_one_it_was():
         Owner("acme", {"$ne": ""})  # type: ignore[arg-type]
     with pytest.raises(IdentifierError, match="^user_id must be a non-empty string$"):
         Owner.of("acme", " ")
+
+
+# --- one owner value below the entry points ---------------------------------------------------------------------------
+
+BELOW_ENTRY_POINTS = ("memory/store/", "memory/runtime/", "memory/write/")
+"""The layers the owner reaches only as one :class:`memory.core.owner.Owner`."""
+OWNER_PAIRS = (frozenset({"tenant_id", "user_id"}), frozenset({"tenant", "user"}))
+OWNER_ENTRY_POINTS = {
+    "memory/runtime/manager.py": ("MemoryManager",),
+    "memory/runtime/lifecycle.py": ("forget", "set_valid_until", "version_chain"),
+    "memory/write/ingest.py": ("Ingestor",),
+}
+"""The calls below the adapters that still take ``tenant_id=`` / ``user_id=``: the library's public API as README, docs/
+and the tests call it (the public methods of ``MemoryManager`` and ``Ingestor``, the lifecycle functions ``memory``
+exports). Each makes the ``Owner`` once (``Owner.of``) and passes it on. A class named here lets its public methods
+through, never a private one (``_name``), and only in its own file; the store (``memory/store/``) has no entry point:
+its methods take an ``Owner``, which it unpacks into its SQL parameters and Chroma calls itself."""
+
+
+def owner_pairs(path: Path, source: str | None = None) -> list[str]:
+    """Where a function of the store, the runtime or the write path takes the owner as two strings (both parameters of
+    a pair of :data:`OWNER_PAIRS`), other than a public entry point of :data:`OWNER_ENTRY_POINTS`."""
+    rel = path.relative_to(ROOT).as_posix()
+    if not rel.startswith(BELOW_ENTRY_POINTS):
+        return []
+    allowed = OWNER_ENTRY_POINTS.get(rel, ())
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source, filename=str(path))
+    found: list[str] = []
+
+    def visit(node: ast.AST, where: str | None) -> None:
+        """``where``: "" at the module's top level, a top-level class's name in its body, None anywhere else."""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name if where == "" else None)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = child.args
+                params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+                pair = next((p for p in OWNER_PAIRS if p <= params), None)
+                entry = (where == "" and child.name in allowed) or \
+                    (bool(where) and where in allowed and not child.name.startswith("_"))
+                if pair is not None and not entry:
+                    name = f"{where}.{child.name}" if where else child.name
+                    found.append(f"{rel}:{child.lineno} {name} takes {' and '.join(sorted(pair))}: below the entry "
+                                 "points the owner is one Owner (memory.core.owner)")
+                visit(child, None)
+            else:
+                visit(child, where)
+
+    visit(tree, "")
+    return found
+
+
+def test_the_owner_travels_as_one_value_below_the_entry_points():
+    """No store method, no private helper of the runtime or the write path, takes ``tenant_id`` and ``user_id``."""
+    found = [v for path in sorted(ROOT.glob("memory/**/*.py")) for v in owner_pairs(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_owner_entry_points_are_the_public_api():
+    """Every entry point let through is a name ``memory`` exports from that file (``set_valid_until``: documented as
+    ``memory.runtime.lifecycle.set_valid_until`` in docs/write-path.md, not re-exported), so the list cannot let an
+    internal helper through; and each takes the owner's two keywords (the list holds nothing stale)."""
+    import memory
+
+    for rel, names in OWNER_ENTRY_POINTS.items():
+        for name in names:
+            exported = name in memory.__all__ and getattr(memory, name).__module__ == module_name(ROOT / rel)
+            assert exported or (rel, name) == ("memory/runtime/lifecycle.py", "set_valid_until"), (rel, name)
+        tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+        taking = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
+                functions = [node] if isinstance(node, ast.FunctionDef) else \
+                    [f for f in node.body if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")]
+                if any(OWNER_PAIRS[0] <= {a.arg for a in f.args.kwonlyargs} for f in functions):
+                    taking.add(node.name)
+        assert taking == set(names), (rel, set(names) - taking)
+
+
+@pytest.mark.parametrize("planted, source, expected", [
+    ("memory/store/_planted.py", "class Store:\n    def count(self, tenant_id, user_id):\n        return 0\n",
+     "Store.count takes tenant_id and user_id"),
+    ("memory/store/_planted.py", "def rows(db, *, tenant_id: str, user_id: str):\n    return []\n",
+     "rows takes tenant_id and user_id"),
+    ("memory/runtime/_planted.py", "def _walk(manager, start, *, tenant_id, user_id):\n    return []\n",
+     "_walk takes tenant_id and user_id"),
+    ("memory/runtime/_planted.py", "def delete_everywhere(manager, tenant_id, user_id):\n    pass\n",
+     "delete_everywhere takes tenant_id and user_id"),
+    # an entry point's private method, and an entry point's name in another file, are no entry points
+    ("memory/runtime/_planted.py", "class MemoryManager:\n    def _refuse(self, tenant_id, user_id):\n        pass\n",
+     "MemoryManager._refuse takes tenant_id and user_id"),
+    ("memory/write/_planted.py", "class Ingestor:\n    def decisions(self, *, tenant, user):\n        pass\n",
+     "Ingestor.decisions takes tenant and user"),
+    ("memory/write/_planted.py", "def f(items):\n    def read(tenant_id, user_id):\n        pass\n    return read\n",
+     "read takes tenant_id and user_id"),
+])
+def test_a_loose_owner_below_the_entry_points_is_caught(planted, source, expected):
+    _assert_caught(owner_pairs, planted, source, expected)
+
+
+def test_one_owner_value_and_the_entry_points_pass():
+    """What the rule lets through: an ``Owner`` parameter, one of a pair alone, the layers above (the adapters, the
+    lab), and the entry points in their own file."""
+    runtime = ROOT / "memory" / "runtime" / "_planted.py"
+    assert owner_pairs(runtime, "def _walk(manager, start, owner):\n    pass\ndef _mark(tenant_id, key):\n    pass\n") == []
+    assert owner_pairs(ROOT / "memory" / "adapters" / "_planted.py", "def f(tenant_id, user_id):\n    pass\n") == []
+    manager = (ROOT / "memory" / "runtime" / "manager.py").read_text(encoding="utf-8")
+    assert "def recent(self, *, tenant_id: str, user_id: str)" in manager and owner_pairs(ROOT / "memory" / "runtime"
+                                                                                        / "manager.py") == []
 
 
 # --- the adapters write no record lifecycle field ---------------------------------------------------------------------

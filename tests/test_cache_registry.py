@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 from memory import (ChatJudge, Ingestor, LearnedJudge, LexicalEmbedder, MemoryConfig, MemoryManager, Message,
-                    StoreLocation, judge_reason)
+                    Owner, StoreLocation, judge_reason)
 from memory.core import textcaches
 from memory.runtime.erase import user_texts
 
@@ -101,7 +101,7 @@ def _say(mm: MemoryManager, ingestors: list[Ingestor], owner: dict[str, str], ca
         ing.ingest_many([Message(**owner, id=f"{name}-{n}-{i}", content=text, timestamp=1_000.0 + 10 * n + i)
                          for i, text in enumerate(turns)])
     mm.retrieve(f"what is my locker code {canary}-2?", **owner)
-    texts = user_texts(mm, **owner)
+    texts = user_texts(mm, Owner(**owner))
     for text in texts:
         views.cached_count_tokens(text)
     _lab_embedder(mm).embed(texts)
@@ -116,7 +116,7 @@ def _lab_embedder(mm: MemoryManager) -> RememberingEmbedder:
 
 
 def _holding(owner: dict[str, str], mm: MemoryManager, extra: list[str]) -> dict[str, int]:
-    texts = textcaches.Texts(user_texts(mm, **owner) + extra)
+    texts = textcaches.Texts(user_texts(mm, Owner(**owner)) + extra)
     return {cache.name: cache.holding(texts) for cache in textcaches.registered_caches() if cache.tells}
 
 

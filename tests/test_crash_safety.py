@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from memory import LexicalEmbedder, MemoryManager, StoreLocation
+from memory import LexicalEmbedder, MemoryManager, Owner, StoreLocation
 from tests.crash_child import acked, messages, open_store, run
 
 pytestmark = pytest.mark.process
@@ -34,7 +34,7 @@ def _acked_are_stored(data_dir, acknowledged, msgs):
         assert texts.journal_pending() == [], "a plan is still pending after the reopening rolled forward"
         assert state["vectors_without_record"] == state["records_without_vector"] == state["duplicates"] == 0
         lost = sorted(m.id for m in msgs
-                      if m.id in acknowledged and not texts.ingested(m.tenant_id, m.user_id, [m.id]))
+                      if m.id in acknowledged and not texts.ingested(Owner(m.tenant_id, m.user_id), [m.id]))
         assert lost == [], f"acknowledged before the kill, not stored after it: {lost}"
         for t, u in {(m.tenant_id, m.user_id) for m in msgs if m.id in acknowledged}:
             held = [m.id for m in mm.recent(tenant_id=t, user_id=u)] + mm.summary_sources(tenant_id=t, user_id=u)
@@ -57,12 +57,12 @@ def _invariants(mm, msgs):
     owners = {(m.tenant_id, m.user_id) for m in msgs}
     for t, u in owners:
         ids = [m.id for m in msgs if (m.tenant_id, m.user_id) == (t, u)]
-        assert texts.ingested(t, u, ids) == set(ids), "every message is marked fully ingested"
+        assert texts.ingested(Owner(t, u), ids) == set(ids), "every message is marked fully ingested"
         recs = {r.memory_id: r for r in mm.records(tenant_id=t, user_id=u)}
         for r in recs.values():  # version chains are whole
             if r.superseded_by:
                 assert recs[r.superseded_by].supersedes == r.memory_id and r.is_deprecated
-        for d in texts.decisions(t, u):
+        for d in texts.decisions(Owner(t, u)):
             assert d["memory_id"] in recs
         assert len(mm.recent(tenant_id=t, user_id=u)) == 4
         window_and_summary = [m.id for m in mm.recent(tenant_id=t, user_id=u)] + mm.summary_sources(tenant_id=t, user_id=u)
@@ -130,7 +130,7 @@ def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, m
         mm.add_many(msgs[6:], batch_size=6)
     monkeypatch.undo()
     assert len(mm.store.texts.journal_pending()) == 1  # the plan survived, its commit did not
-    assert mm.store.texts.ingested(msgs[6].tenant_id, msgs[6].user_id, [msgs[6].id]) == set()
+    assert mm.store.texts.ingested(Owner(msgs[6].tenant_id, msgs[6].user_id), [msgs[6].id]) == set()
 
     mm.store.texts.close()  # the crashed writer's lease dies with it (a live writer's plan is not replayed)
     reopened = _open(tmp_path / "d")
@@ -138,7 +138,7 @@ def test_a_plan_interrupted_between_the_two_stores_is_rolled_forward(tmp_path, m
     _invariants_partial = reopened.store.texts.journal_pending()
     assert _invariants_partial == []
     for m in msgs:
-        assert reopened.store.texts.ingested(m.tenant_id, m.user_id, [m.id]) == {m.id}
+        assert reopened.store.texts.ingested(Owner(m.tenant_id, m.user_id), [m.id]) == {m.id}
     reopened.add_many(msgs)  # a retry of everything stores nothing twice
     state = reopened.store.consistency()
     assert state["vectors"] == state["records"] == 12 and state["duplicates"] == 0

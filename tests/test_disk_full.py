@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from memory import (
-    BusyError, DiskFullError, ErasurePendingError, LexicalEmbedder, MemoryManager, Message, StoreLocation, release_client,
+    BusyError, DiskFullError, ErasurePendingError, LexicalEmbedder, MemoryManager, Message, Owner, StoreLocation,
+    release_client,
 )
 from memory.store import space
 from test_app import lab_env  # noqa: F401 - the lab tests' data folder and fresh caches
@@ -93,7 +94,7 @@ def test_a_disk_full_failure_inside_a_write_is_one_clear_error_and_rolled_back(m
     assert isinstance(caught.value.__cause__, (OSError, sqlite3.Error)), "the cause is kept, chained"
     monkeypatch.undo()
     assert _state(manager) == before, "rolled back: nothing stored, nothing pending"
-    assert manager.store.owner_vector_ids("acme", "bob") == [], "no vector of the failed write stays"
+    assert manager.store.owner_vector_ids(Owner("acme", "bob")) == [], "no vector of the failed write stays"
 
 
 def test_a_misleading_sqlite_error_on_a_nearly_full_disk_is_named_for_its_cause(manager, monkeypatch):

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 from memory.core.bytesearch import ANCHOR_BYTES, NeedleSearch, anchor_offset
 from memory.runtime import erase as erase_module
 from memory.runtime.erase import files_holding, scan_for_bytes
@@ -152,9 +152,9 @@ def test_the_disk_check_counts_what_it_did_when_shared_texts_were_left_out_first
     count the check made before issue 28, which left texts held by others (and their vectors) out of the search;
     it now looks them up only among what the scan found."""
     mm, shared = _two_owners(tmp_path / "d")
-    evidence = erase_module.Evidence.collect(mm, "acme", "guest")
+    evidence = erase_module.Evidence.collect(mm, Owner("acme", "guest"))
     assert shared in evidence.texts
-    checks = {c.name: c for c in erase_module.verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence,
+    checks = {c.name: c for c in erase_module.verify_erased(mm, Owner("acme", "guest"), evidence=evidence,
                                                             disk_scan=True)}
     unshared = [t for t in evidence.texts if t != shared and len(t.encode("utf-8")) >= erase_module.MIN_CANARY_BYTES]
     before = [t.encode("utf-8") for t in unshared] + [v.encode("ascii") for v in evidence.vector_ids]
@@ -180,7 +180,7 @@ def test_an_erasure_scans_the_disk_once_after_clearing_chromas_file(tmp_path, mo
     leaves it (it ran twice before issue 28: once before the clearing, again after); a text another owner also
     holds is found on disk (alice's copy) and not counted."""
     mm, shared = _two_owners(tmp_path / "d")
-    planted = mm.store.texts.vector_ids("acme", "guest")[0]
+    planted = mm.store.texts.vector_ids(Owner("acme", "guest"))[0]
     db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"), isolation_level=None)
     db.execute("PRAGMA secure_delete = OFF")
     db.execute("CREATE TABLE planted (n INTEGER, x TEXT)")

@@ -5,7 +5,7 @@ import uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import MemoryConfig, Message, StoreLocation
+from memory import MemoryConfig, Message, Owner, StoreLocation
 from memory.store.chroma import HNSW_BATCH
 from memory.store.chroma_files import HEAD_BYTES
 from memory.runtime.erase import scan_for_bytes
@@ -33,7 +33,7 @@ def test_erase_removes_every_track_and_keeps_others(make_manager, tmp_path):
     assert scan_for_bytes(tmp_path / "data", [canary]), "before erasure the canary is on disk"
     alice_before = [r.content for r in mm.records(tenant_id="acme", user_id="alice")]
     others = [("acme", "alice"), ("globex", "guest")]
-    others_rows = [mm.store.texts.count_owner_rows(*o) for o in others]
+    others_rows = [mm.store.texts.count_owner_rows(Owner(*o)) for o in others]
 
     report = mm.erase_user(**guest, actor="test-admin", disk_scan=True)
 
@@ -50,7 +50,7 @@ def test_erase_removes_every_track_and_keeps_others(make_manager, tmp_path):
     assert scan_for_bytes(tmp_path / "data", [canary]) == []
     # other users untouched, including the same user id in another tenant
     assert report.others_touched == 0
-    assert [mm.store.texts.count_owner_rows(*o) for o in others] == others_rows and others_rows[0]["texts"] == 5
+    assert [mm.store.texts.count_owner_rows(Owner(*o)) for o in others] == others_rows and others_rows[0]["texts"] == 5
     assert [r.content for r in mm.records(tenant_id="acme", user_id="alice")] == alice_before
     assert len(mm.records(tenant_id="globex", user_id="guest")) == 1
     # the audit log says who erased whom and when, without the erased content
@@ -65,8 +65,8 @@ def test_erase_report_flags_what_remains(make_manager, tmp_path):
     _load(mm, "CANARY-left")
     from memory.runtime.erase import Evidence, verify_erased
 
-    evidence = Evidence.collect(mm, "acme", "guest")
-    checks = {p.name: p.remaining for p in verify_erased(mm, tenant_id="acme", user_id="guest", evidence=evidence,
+    evidence = Evidence.collect(mm, Owner("acme", "guest"))
+    checks = {p.name: p.remaining for p in verify_erased(mm, Owner("acme", "guest"), evidence=evidence,
                                                       disk_scan=True)}
     assert checks["long_term_vectors"] == 1 and checks["long_term_text"] == 6 and checks["owner_registry"] == 1
     assert checks["recent_window"] > 0 and checks["recall"] > 0 and checks["disk"] >= 1
@@ -91,8 +91,8 @@ def test_erase_leaves_no_vector_id_or_vector_byte_in_chroma_files(make_manager, 
     pairs = HNSW_BATCH - len(mm.records(tenant_id="acme", user_id="guest"))
     mm.add_many([Message(tenant_id="acme", user_id=user, content=f"{user} line {i}", id=f"{user}-{i}",
                          timestamp=T0 + 1000 + i) for i in range(pairs) for user in ("guest", "alice")], batch_size=2)
-    ids, blobs = mm.store.texts.vectors("acme", "guest")
-    vector_ids = mm.store.texts.vector_ids("acme", "guest")
+    ids, blobs = mm.store.texts.vectors(Owner("acme", "guest"))
+    vector_ids = mm.store.texts.vector_ids(Owner("acme", "guest"))
     chroma = tmp_path / "d" / "chroma"
     folders_before = {p.name for p in chroma.iterdir() if p.is_dir()}
     held = {p.name for p, _ in scan_for_bytes(chroma, vector_ids + blobs)}
@@ -111,7 +111,7 @@ def test_erase_of_unknown_user_is_a_defined_no_op(make_manager):
     report = mm.erase_user(tenant_id="acme", user_id="nobody")
     assert report.ok and report.removed["long_term_vectors"] == 0
     assert report.others_touched == 0
-    assert sum(mm.store.texts.count_owner_rows("acme", "alice").values()) == 5  # record, window, 2 marks, registry
+    assert sum(mm.store.texts.count_owner_rows(Owner("acme", "alice")).values()) == 5  # record, window, 2 marks, registry
 
 
 def test_dropping_a_workspace_removes_its_collection_and_text_file(make_manager, tmp_path):
@@ -133,7 +133,7 @@ def test_a_vector_id_left_in_unused_space_of_chromas_file_is_found_and_cleared(m
 
     mm = make_manager(location=StoreLocation(data_dir=tmp_path / "d"))
     _load(mm, "CANARY-trace")
-    planted = mm.store.texts.vector_ids("acme", "guest")[0]
+    planted = mm.store.texts.vector_ids(Owner("acme", "guest"))[0]
     db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"), isolation_level=None)
     db.execute("PRAGMA secure_delete = OFF")
     db.execute("CREATE TABLE planted (n INTEGER, x TEXT)")
@@ -202,7 +202,7 @@ def test_a_vector_id_left_in_chromas_row_pages_is_cleared_by_rewriting_those_pag
     # more or none, rewriting the trace's pages does not clear it and the file is rebuilt: this test fails then.
     mm.add_many([Message(tenant_id="acme", user_id="alice", content=f"alice line {i}", id=f"al{i}", timestamp=T0 + i)
                  for i in range(40)])
-    planted = mm.store.texts.vector_ids("acme", "guest")[0]
+    planted = mm.store.texts.vector_ids(Owner("acme", "guest"))[0]
     db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"), isolation_level=None)
     db.execute("PRAGMA secure_delete = OFF")
     top = db.execute("SELECT MAX(id) FROM embeddings").fetchone()[0]
@@ -218,7 +218,7 @@ def test_a_vector_id_left_in_chromas_row_pages_is_cleared_by_rewriting_those_pag
     assert report.removed["chroma_pages_rewritten"] >= 1 and report.removed["chroma_rebuilt"] == 0
     assert scan_for_bytes(tmp_path / "d" / "chroma", [planted]) == []
     assert [r.content for r in mm.records(tenant_id="acme", user_id="alice")] == alice_before
-    assert mm.store.vector_count("acme", "alice") == len(alice_before) == 45
+    assert mm.store.vector_count(Owner("acme", "alice")) == len(alice_before) == 45
     db = sqlite3.connect(str(tmp_path / "d" / "chroma" / "chroma.sqlite3"))
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memory import (
-    DiskFullError, ErasedError, ErasurePendingError, LexicalEmbedder, MemoryManager, Message, StoreLocation,
+    DiskFullError, ErasedError, ErasurePendingError, LexicalEmbedder, MemoryManager, Message, Owner, StoreLocation,
     release_client,
 )
 from memory.runtime.erase import files_holding
@@ -46,9 +46,9 @@ def _open(data: Path, workspace: str = WORKSPACE, **location) -> MemoryManager:
 def _canaries(mm: MemoryManager, user: str) -> list[bytes]:
     """The user's texts, vector ids and vectors: what no byte of the folder may hold once the user is erased."""
     store = mm.store
-    ids, blobs = store.owner_vector_bytes("acme", user)
-    return ([r.content.encode() for r in store.records("acme", user)] + [b for b in blobs if b]
-            + [v.encode() for v in store.owner_vector_ids("acme", user)])
+    ids, blobs = store.owner_vector_bytes(Owner("acme", user))
+    return ([r.content.encode() for r in store.records(Owner("acme", user))] + [b for b in blobs if b]
+            + [v.encode() for v in store.owner_vector_ids(Owner("acme", user))])
 
 
 def _sqlite_full(*_args, **_kwargs):
@@ -82,7 +82,7 @@ def _is_gone(mm: MemoryManager, data: Path, needles: list[bytes]) -> None:
     victim = {"tenant_id": "acme", "user_id": "victim"}
     assert mm.records(**victim) == [] and mm.recent(**victim) == [] and mm.summary(**victim) == ""
     assert mm.retrieve("note of victim", **victim, reinforce=False).blind == []
-    assert mm.store.vector_count("acme", "victim") == 0 and mm.pending_erasures() == []
+    assert mm.store.vector_count(Owner("acme", "victim")) == 0 and mm.pending_erasures() == []
     assert files_holding(data, needles) == [], "no text, vector id or vector of the user in any file"
     assert len(mm.records(tenant_id="acme", user_id="other")) == 8, "the other user untouched"
 
@@ -93,9 +93,9 @@ def test_the_record_is_written_before_the_first_delete_and_removed_after_the_rep
     seen = []
     original = mm.store.delete_owner
 
-    def first_delete(tenant_id, user_id):
-        seen.append(mm.store.texts.pending_erasure(tenant_id, user_id))
-        return original(tenant_id, user_id)
+    def first_delete(owner):
+        seen.append(mm.store.texts.pending_erasure(owner))
+        return original(owner)
 
     monkeypatch.setattr(mm.store, "delete_owner", first_delete)
     report = mm.erase_user(tenant_id="acme", user_id="victim", actor="admin", disk_scan=True)
@@ -115,7 +115,7 @@ def test_an_erasure_failing_midway_refuses_the_user_until_it_is_finished(folder,
     mm = _open(data)
     error = _fail_midway(mm, monkeypatch)
     assert "could not finish" in str(error) and "stays pending" in str(error) and "\n" not in str(error)
-    assert mm.store.count("acme", "victim") == 12, "the texts are still there (Chroma's part is gone)"
+    assert mm.store.count(Owner("acme", "victim")) == 12, "the texts are still there (Chroma's part is gone)"
     victim = {"tenant_id": "acme", "user_id": "victim"}
     reads = [lambda: mm.records(**victim), lambda: mm.recent(**victim), lambda: mm.summary(**victim),
              lambda: mm.retrieve("note 3 of victim", **victim), lambda: mm.build_context("note", **victim),
@@ -131,7 +131,7 @@ def test_an_erasure_failing_midway_refuses_the_user_until_it_is_finished(folder,
         mm.add(Message(tenant_id="acme", user_id="victim", id="late", content="a late note CANARY-late"))
     with pytest.raises(ErasedError):  # nor is a retry of a stored message answered with its record
         mm.add(_messages("victim", 1)[0])
-    assert mm.store.count("acme", "victim") == 12 and [e.owner for e in mm.pending_erasures()] == [("acme", "victim")]
+    assert mm.store.count(Owner("acme", "victim")) == 12 and [e.owner for e in mm.pending_erasures()] == [("acme", "victim")]
     assert [c.name for c in mm.audit_user(**victim) if c.remaining] != [], "audit_user still lists what is stored"
 
     if finish == "reopen":
@@ -173,7 +173,7 @@ def test_an_erasure_whose_record_cannot_be_written_is_refused_and_deletes_nothin
     monkeypatch.undo()
     assert mm.pending_erasures() == []
     assert len(mm.records(tenant_id="acme", user_id="victim")) == 12, "served, as it was"
-    assert mm.store.vector_count("acme", "victim") == 12, "nothing deleted, Chroma's part neither"
+    assert mm.store.vector_count(Owner("acme", "victim")) == 12, "nothing deleted, Chroma's part neither"
     mm.close()
 
 
@@ -208,7 +208,7 @@ def test_an_erasure_running_elsewhere_is_left_to_it_and_finished_once_its_store_
     assert second.completed_erasures == []
     with pytest.raises(ErasurePendingError, match="being erased by another store"):
         second.records(tenant_id="acme", user_id="victim")
-    assert second.store.count("acme", "victim") == 12
+    assert second.store.count(Owner("acme", "victim")) == 12
     first.close()
     second.close()
     third = _open(data)
@@ -287,7 +287,7 @@ def test_in_server_mode_the_record_lives_with_the_texts_and_the_reopening_finish
     server = {"host": "127.0.0.1", "port": chroma_server}
     mm = _open(data, workspace, **server)
     mm.add_many(_messages("victim", 6) + _messages("other", 8))
-    collection = mm.store.collection_of("acme", "victim")
+    collection = mm.store.collection_of(Owner("acme", "victim"))
     needles = _canaries(mm, "victim")
     with monkeypatch.context() as patch:
         patch.setattr(mm.store, "delete_owner", _sqlite_full)  # fails before anything is deleted, record written

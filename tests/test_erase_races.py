@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory import ErasedError, Ingestor, LexicalEmbedder, MemoryManager, Message, StoreLocation
+from memory import ErasedError, Ingestor, LexicalEmbedder, MemoryManager, Message, Owner, StoreLocation
 from memory.write.ingest import ErasedWhileIngesting, IngestFailed
 
 
@@ -36,7 +36,7 @@ def _collections(m: MemoryManager) -> set[str]:
 
 def test_an_erasure_between_a_writers_lookup_and_its_upsert_leaves_no_stray_collection(two_writers):
     a, b = two_writers
-    old = a.store.collection_of("acme", "alice")
+    old = a.store.collection_of(Owner("acme", "alice"))
     upsert = b.store._upsert
 
     def racing(name, ids, vectors):  # the other writer erases alice just before this upsert
@@ -48,7 +48,7 @@ def test_an_erasure_between_a_writers_lookup_and_its_upsert_leaves_no_stray_coll
     with pytest.raises(ErasedError, match=r"\('acme', 'alice'\) erased while add_many ran: 1 message\(s\) not stored"):
         b.add(_note(3))
     assert old not in _collections(a), "the erased collection was not made again"
-    assert a.store.count("acme", "alice") == 0 and b.pending_plans() == []
+    assert a.store.count(Owner("acme", "alice")) == 0 and b.pending_plans() == []
     report = a.erase_user(tenant_id="acme", user_id="alice", disk_scan=True)
     assert all(p.remaining == 0 for p in report.paths), report.paths
     assert len(b.add_many([_note(4)])) == 1, "a write after the erasure is stored"
@@ -99,7 +99,7 @@ def _race(b: MemoryManager, a: MemoryManager, point: str) -> list[int]:
             done.append(a.erase_user(tenant_id="acme", user_id="alice"))
 
     if point == "upsert":
-        alice = b.store.collection_of("acme", "alice")
+        alice = b.store.collection_of(Owner("acme", "alice"))
         upsert = b.store._upsert
 
         def racing_upsert(name, ids, vectors):
@@ -149,6 +149,7 @@ def test_a_batch_racing_another_writers_erasure_stores_every_other_users_message
     _only_alice_refused(a, b, done)
 
 
+@pytest.mark.model  # the Ingestor's default judge (learned) reads MiniLM's vectors
 @pytest.mark.parametrize("point", RACE_POINTS)
 def test_an_ingest_batch_racing_another_writers_erasure_stores_every_other_users_facts(two_writers, point):
     a, b = two_writers

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from memory import Message, StoreLocation, WriteError
+from memory import Message, Owner, StoreLocation, WriteError
 from memory.runtime.erase import scan_for_bytes
 from memory.core.errors import MemoryLabError
 from memory.runtime.lifecycle import forget, set_valid_until
@@ -81,11 +81,11 @@ def test_lifecycle_writes_racing_an_erase_write_nothing_back(make_manager):
             t.start()
         for t in threads:
             t.join()
-        assert mm.store.count("acme", user) == 0 and ("acme", user) not in mm.store.owners()
+        assert mm.store.count(Owner("acme", user)) == 0 and ("acme", user) not in mm.store.owners()
 
 
 def test_update_of_an_erased_record_writes_nothing(make_manager):
     mm = make_manager()
     record = mm.add(Message(tenant_id="acme", user_id="alice", id="a1", content="soon gone"))
     mm.erase_user(tenant_id="acme", user_id="alice", disk_scan=False)
-    assert mm.store.update([record]) == 0 and mm.store.count("acme", "alice") == 0
+    assert mm.store.update([record]) == 0 and mm.store.count(Owner("acme", "alice")) == 0

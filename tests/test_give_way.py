@@ -12,7 +12,7 @@ import pytest
 
 from lab import loading
 from lab.loading import EMBED_CHUNK, Foreground, GivingWayEmbedder, giving_way
-from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import LexicalEmbedder, MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 
 
 def in_job_thread(fn):
@@ -126,7 +126,7 @@ def test_a_real_background_job_waits_while_a_page_runs(tmp_path, monkeypatch):
         time.sleep(1.0)
     job.join(60)
     assert job.state == "done" and job.done == 300
-    assert manager.store.count("t", "u0") == 100  # nothing lost by waiting
+    assert manager.store.count(Owner("t", "u0")) == 100  # nothing lost by waiting
     assert sum(w > 0 for w in waits) >= 1, waits  # it did wait for the page
 
 
@@ -218,4 +218,4 @@ def test_the_progress_bar_moves_within_one_write_plan(tmp_path, monkeypatch):
     fractions = [f for f, _ in seen]
     assert all(done == 0 for _, done in seen), "nothing counts as written before the plan is written"
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] > 0.5, fractions
-    assert manager.store.count("t", "u0") == 54
+    assert manager.store.count(Owner("t", "u0")) == 54

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from memory import MemoryConfig, Message
+from memory import MemoryConfig, Message, Owner
 from memory.core.errors import InputError
 from memory.write.extract import extract_facts
 from memory.write.ingest import Ingestor
@@ -117,12 +117,12 @@ def test_reingesting_a_message_is_idempotent(setup):
     msg = _msg("I live in Hangzhou. My favourite colour is blue.", "i1")
     first = ing.ingest(msg)
     snapshot = {r.memory_id: (r.access_count, r.last_verified_at) for r in mm.records(**ALICE)}
-    log_size = mm.store.texts.count_decisions(*ALICE.values())
+    log_size = mm.store.texts.count_decisions(Owner(*ALICE.values()))
     again = ing.ingest(msg)
     twice = ing.ingest_many([msg, msg])
     assert [e.to_dict() for e in again] == [e.to_dict() for e in first] == [e.to_dict() for e in twice]
     assert {r.memory_id: (r.access_count, r.last_verified_at) for r in mm.records(**ALICE)} == snapshot
-    assert mm.store.texts.count_decisions(*ALICE.values()) == log_size and mm.store.count() == 2
+    assert mm.store.texts.count_decisions(Owner(*ALICE.values())) == log_size and mm.store.count() == 2
 
 
 def test_fillers_questions_and_assistant_turns_store_nothing(setup):

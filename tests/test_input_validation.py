@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 from memory.core.errors import ConfigError, DataFileError, IdentifierError, InputError
 from memory.runtime.lifecycle import forget, set_valid_until
 from memory.core.scenario import MAX_JSON_DEPTH, parse_scenario
@@ -75,9 +75,9 @@ def test_erasing_the_nfd_name_erases_what_the_nfc_name_added(mm):
     assert len(mm.recent(tenant_id="acme", user_id=NFD)) == 1
     report = mm.erase_user(tenant_id="acme", user_id=NFD)
     assert report.ok
-    assert mm.store.count("acme", NFC) == 0
+    assert mm.store.count(Owner("acme", NFC)) == 0
     assert mm.recent(tenant_id="acme", user_id=NFC) == []
-    assert mm.store.count("acme", "alice") == 1
+    assert mm.store.count(Owner("acme", "alice")) == 1
 
 
 # --- text and times -------------------------------------------------------------------

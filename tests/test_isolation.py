@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory import IdentifierError, MemoryConfig, Message
+from memory import IdentifierError, MemoryConfig, Message, Owner
 
 SECRET = "The vault door code is 4711 and the spare key is under the blue pot."
 
@@ -82,4 +82,4 @@ def test_each_owner_is_a_collection_of_its_own(make_manager):
     assert len({c for _, _, c in owners}) == 3
     for tenant, user, name in owners:
         held = set(mm.store.client.get_collection(name).get(include=[])["ids"])
-        assert held == set(mm.store.texts.vector_ids(tenant, user)) and len(held) == 3
+        assert held == set(mm.store.texts.vector_ids(Owner(tenant, user))) and len(held) == 3

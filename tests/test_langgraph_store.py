@@ -30,7 +30,7 @@ from langgraph.store.base import (  # noqa: E402
 )
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
-from memory import IdentifierError, InputError, LexicalEmbedder, MemoryConfig, StoreLocation, version_chain  # noqa: E402
+from memory import IdentifierError, InputError, LexicalEmbedder, MemoryConfig, Owner, StoreLocation, version_chain  # noqa: E402
 from memory.adapters.langgraph_store import GovernedStore, NamespaceError, item_text  # noqa: E402
 from memory.eval import OperatingPoint  # noqa: E402
 from memory.store.journal import Plan  # noqa: E402
@@ -247,7 +247,7 @@ def test_replacing_an_item_leaves_no_old_text_on_disk(proto, folder):
     old, new = "The budget is 500,000 yuan (canary c1a7e).", "The budget is 300,000 yuan (canary 9b3d2)."
     proto.put(ns, "budget", {"content": old, "rev": 1, "note": "old-value-e5f60"})
     assert on_disk(folder, old, "old-value-e5f60"), "the old text is not on disk: the test would prove nothing"
-    [old_vector_id] = proto.manager.store.owner_vector_ids("acme", "u-chain")
+    [old_vector_id] = proto.manager.store.owner_vector_ids(Owner("acme", "u-chain"))
     proto.put(ns, "budget", {"content": new, "rev": 2})
     assert on_disk(folder, old, "old-value-e5f60") == []  # record, vector copy, window, summary, log: all gone
     assert on_disk(folder, old_vector_id) == []  # and its vector's id, in Chroma's files too
@@ -267,7 +267,7 @@ def test_delete_removes_the_item_from_disk_so_no_read_returns_it(proto, folder):
     text = "The locker code is 4711 (canary d04e1)."
     proto.put(ns, "gone", {"content": text})
     proto.put(ns, "kept", {"content": "The office is on floor 3."})
-    vector_ids = proto.manager.store.owner_vector_ids("acme", "u-del")
+    vector_ids = proto.manager.store.owner_vector_ids(Owner("acme", "u-del"))
     proto.delete(ns, "gone")
     assert proto.get(ns, "gone") is None
     assert [i.key for i in proto.search(ns)] == ["kept"]
@@ -276,7 +276,7 @@ def test_delete_removes_the_item_from_disk_so_no_read_returns_it(proto, folder):
     assert all("4711" not in h.record.content for h in result.blind + result.governed)  # blind recall too
     assert [r.content for r in proto.manager.records(**owner)] == ["The office is on floor 3."]
     assert on_disk(folder, text) == []
-    gone_ids = set(vector_ids) - set(proto.manager.store.owner_vector_ids("acme", "u-del"))
+    gone_ids = set(vector_ids) - set(proto.manager.store.owner_vector_ids(Owner("acme", "u-del")))
     assert len(gone_ids) == 1 and on_disk(folder, *gone_ids) == []  # its vector id is in no file (Chroma's too)
     [entry] = [e for e in proto.manager.decisions(**owner) if e.get("key") == "gone"]
     assert entry["op"] == "delete" and entry["value"] is None and entry["text"] is None  # the log keeps no value

@@ -31,12 +31,14 @@ def test_report_at_default_scale_passes_with_counts(lexical):
 
 def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monkeypatch):
     """The bug injected: the owner key of the record and vector reads loses its user (tenant only)."""
+    from memory import Owner
     from memory.store.textstore import TextStore
 
     def tenant_wide(original, *, pairs: bool):
-        def leaky(self, tenant_id, user_id, memory_ids=None):
+        def leaky(self, owner, memory_ids=None):
+            tenant_id = owner.tenant_id
             users = [r[0] for r in self._rows("SELECT DISTINCT user_id FROM texts WHERE tenant_id = ?", (tenant_id,))]
-            parts = [original(self, tenant_id, u, memory_ids) for u in users]
+            parts = [original(self, Owner(tenant_id, u), memory_ids) for u in users]
             if pairs:  # vectors() returns (ids, blobs)
                 return [i for p in parts for i in p[0]], [b for p in parts for b in p[1]]
             return [row for p in parts for row in p]

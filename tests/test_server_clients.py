@@ -22,7 +22,7 @@ import chromadb
 import pytest
 from chromadb.config import Settings
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 from memory.core.errors import MemoryLabError
 from memory.eval import OperatingPoint
 from memory.runtime.erase import scan_for_bytes
@@ -251,7 +251,7 @@ def test_a_store_learns_of_erasures_in_its_text_file_by_whom(lexical, tmp_path):
     assert ("acme", "alice") not in reader.store._cache._items and ("acme", "bob") in reader.store._cache._items
 
     other = TextStore(eraser.store.text_file)  # what another process's erasure leaves: an audit entry it wrote
-    other.audit("erase_user", "acme", "bob", actor="elsewhere", detail={})
+    other.audit("erase_user", Owner("acme", "bob"), actor="elsewhere", detail={})
     other.close()
     assert reader.store.catch_up() is True
     assert ("acme", "bob") not in reader.store._cache._items

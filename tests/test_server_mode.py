@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory import MemoryConfig, MemoryManager, Message, StoreLocation
+from memory import MemoryConfig, MemoryManager, Message, Owner, StoreLocation
 
 
 @pytest.mark.server
@@ -24,10 +24,10 @@ def test_recall_isolation_and_erase_against_a_real_server(chroma_server, minilm,
     res = mm.retrieve("campaign budget", tenant_id="acme", user_id="alice", reinforce=False)
     assert [h.record.message_id for h in res.governed] == ["a1"]
     assert all(h.record.user_id == "alice" for h in res.blind)
-    bob = mm.store.texts.count_owner_rows("acme", "bob")
+    bob = mm.store.texts.count_owner_rows(Owner("acme", "bob"))
     report = mm.erase_user(tenant_id="acme", user_id="alice")
     assert report.ok and report.others_touched == 0
-    assert mm.store.texts.count_owner_rows("acme", "bob") == bob and bob["texts"] == 1
+    assert mm.store.texts.count_owner_rows(Owner("acme", "bob")) == bob and bob["texts"] == 1
     # a second client (another process would do the same) sees the same server state
     other = MemoryManager(embedder=minilm, location=location, workspace="server-test")
     assert other.store.count() == 1

@@ -10,7 +10,7 @@ import uuid
 import numpy as np
 import pytest
 
-from memory import MemoryRecord, StoreLocation
+from memory import MemoryRecord, Owner, StoreLocation
 from memory.store.chroma import MemoryStore, in_scope
 
 NOW = 1_780_000_000.0
@@ -40,17 +40,17 @@ def store(request) -> MemoryStore:
 @pytest.mark.parametrize("owner", OWNERS)
 def test_every_read_keeps_to_the_owner_and_the_scope(store, scope, owner):
     tenant_id, user_id = owner
-    whole = store.records(tenant_id, user_id, scope="all")
+    whole = store.records(Owner(tenant_id, user_id), scope="all")
     expected_ids = {r.memory_id for r in whole if in_scope(r.__dict__, scope=scope, now=NOW)}
     expected = {"active": 2, "inactive": 6, "hot": 8, "all": 16}[scope]  # valid_until == now counts as expired
     assert len(expected_ids) == expected and all(i.startswith(f"{user_id}-") for i in expected_ids)
-    assert {r.memory_id for r in store.records(tenant_id, user_id, scope=scope, now=NOW)} == expected_ids
+    assert {r.memory_id for r in store.records(Owner(tenant_id, user_id), scope=scope, now=NOW)} == expected_ids
     probe = np.ones(4, dtype=np.float32) / 2
-    assert {r.memory_id for r, _ in store.query(probe, tenant_id=tenant_id, user_id=user_id, n=50, scope=scope,
+    assert {r.memory_id for r, _ in store.query(probe, owner=Owner(tenant_id, user_id), n=50, scope=scope,
                                                  now=NOW)} == expected_ids
-    assert {r.memory_id for r, _ in store.scan(probe, tenant_id=tenant_id, user_id=user_id, scope=scope,
+    assert {r.memory_id for r, _ in store.scan(probe, owner=Owner(tenant_id, user_id), scope=scope,
                                                 now=NOW)} == expected_ids
-    records, matrix = store.owner_vectors(tenant_id, user_id, scope=scope, now=NOW)
+    records, matrix = store.owner_vectors(Owner(tenant_id, user_id), scope=scope, now=NOW)
     assert {r.memory_id for r in records} == expected_ids and matrix.shape == (expected, 4)
 
 
@@ -58,9 +58,9 @@ def test_every_read_keeps_to_the_owner_and_the_scope(store, scope, owner):
 def test_query_fills_n_from_deeper_ranks_when_the_best_are_out_of_scope(store, n):
     """Active records are 2 of 16: the search widens past the out-of-scope best until it has them."""
     probe = np.ones(4, dtype=np.float32) / 2
-    got = store.query(probe, tenant_id="acme", user_id="alice", n=n, scope="active", now=NOW)
+    got = store.query(probe, owner=Owner("acme", "alice"), n=n, scope="active", now=NOW)
     assert len(got) == min(n, 2)
-    full = store.scan(probe, tenant_id="acme", user_id="alice", scope="active", now=NOW)
+    full = store.scan(probe, owner=Owner("acme", "alice"), scope="active", now=NOW)
     assert [r.memory_id for r, _ in got] == [r.memory_id for r, _ in full][: min(n, 2)]
 
 

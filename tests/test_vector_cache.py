@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import MemoryRecord, StoreLocation
+from memory import MemoryRecord, Owner, StoreLocation
 from memory.store.chroma import MemoryStore
 
 DIM = 4
@@ -39,7 +39,7 @@ def _vectors(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _cold(store: MemoryStore, owner: tuple[str, str]) -> tuple[list[str], np.ndarray]:
     """What a read of the owner's vectors from the text store gives (the cache's source of truth)."""
-    ids, blobs = store.texts.vectors(*owner)
+    ids, blobs = store.texts.vectors(Owner(*owner))
     return ids, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, DIM)
 
 
@@ -50,10 +50,10 @@ class Reads:
         self.count = 0
         inner = store.texts.vectors
 
-        def vectors(tenant_id, user_id, memory_ids=None):
+        def vectors(owner, memory_ids=None):
             if memory_ids is None:
                 self.count += 1
-            return inner(tenant_id, user_id, memory_ids)
+            return inner(owner, memory_ids)
 
         monkeypatch.setattr(store.texts, "vectors", vectors)
 
@@ -63,16 +63,16 @@ def test_the_first_recall_after_a_write_reads_no_vectors_and_ranks_as_a_fresh_re
     store, owner = _store(), OWNERS[0]
     store.add(_records(owner, [f"m{i}" for i in range(20)]), _vectors(rng, 20))
     query = _vectors(rng, 1)[0]
-    store.query(query, tenant_id=owner[0], user_id=owner[1], n=5, scope="all")  # the cache is warm
+    store.query(query, owner=Owner(*owner), n=5, scope="all")  # the cache is warm
     reads = Reads(store, monkeypatch)
     written = _vectors(rng, 3)
     written[0] = query  # the new fact is the best match
     store.add(_records(owner, ["m3", "new-1", "new-2"]), written)  # one rewritten id, two new ones
-    hits = store.query(query, tenant_id=owner[0], user_id=owner[1], n=5, scope="all")
+    hits = store.query(query, owner=Owner(*owner), n=5, scope="all")
     assert reads.count == 0, "the first recall after a write read the owner's vectors again"
     assert hits[0][0].memory_id == "alice-m3" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
     store._cache.clear()  # the same question from a fresh read of the owner's vectors
-    cold = store.query(query, tenant_id=owner[0], user_id=owner[1], n=5, scope="all")
+    cold = store.query(query, owner=Owner(*owner), n=5, scope="all")
     assert reads.count == 1
     assert [(r.memory_id, s) for r, s in cold] == [(r.memory_id, s) for r, s in hits]
 
@@ -87,12 +87,12 @@ def test_the_cached_matrix_equals_a_fresh_read_after_any_writes(writes):
     store = _store()
     for owner in OWNERS:
         store.add(_records(owner, ["seed"]), _vectors(rng, 1))
-        store.query(_vectors(rng, 1)[0], tenant_id=owner[0], user_id=owner[1], n=1, scope="all")
+        store.query(_vectors(rng, 1)[0], owner=Owner(*owner), n=1, scope="all")
     for o, numbers in writes:
         ids = [f"m{n}" for n in numbers]
         store.add(_records(OWNERS[o], ids), _vectors(rng, len(ids)))
     for owner in OWNERS:
-        version = store.texts.version(*owner)
+        version = store.texts.version(Owner(*owner))
         hit = store._cache.get(owner, version)
         assert hit is not None, "the write dropped the cache instead of extending it"
         ids, matrix = hit.value
@@ -104,16 +104,16 @@ def test_a_write_that_rolls_back_leaves_the_cache_as_the_file_is(monkeypatch):
     rng = np.random.default_rng(2)
     store, owner = _store(), OWNERS[0]
     store.add(_records(owner, ["a", "b"]), _vectors(rng, 2))
-    store.query(_vectors(rng, 1)[0], tenant_id=owner[0], user_id=owner[1], n=1, scope="all")
+    store.query(_vectors(rng, 1)[0], owner=Owner(*owner), n=1, scope="all")
 
     with pytest.raises(RuntimeError), store.texts.transaction():
         store.put_records(_records(owner, ["c"]), _vectors(rng, 1))
         monkeypatch.setattr(store.texts, "_db", _FailingCommit(store.texts._db))
     monkeypatch.undo()
-    ids, matrix = store._owner_matrix(*owner)
+    ids, matrix = store._owner_matrix(Owner(*owner))
     assert ids == ["alice-a", "alice-b"] == _cold(store, owner)[0] and np.array_equal(matrix, _cold(store, owner)[1])
     store.add(_records(owner, ["d"]), _vectors(rng, 1))  # the version the failed write would have had
-    ids, matrix = store._owner_matrix(*owner)
+    ids, matrix = store._owner_matrix(Owner(*owner))
     assert ids == ["alice-a", "alice-b", "alice-d"] == _cold(store, owner)[0]
     assert np.array_equal(matrix, _cold(store, owner)[1])
 
@@ -138,11 +138,11 @@ def test_an_owner_grown_past_the_exact_scan_limit_leaves_the_cache():
     rng = np.random.default_rng(3)
     store, owner = _store(exact_max=3), OWNERS[0]
     store.add(_records(owner, ["a", "b", "c"]), _vectors(rng, 3))
-    store.query(_vectors(rng, 1)[0], tenant_id=owner[0], user_id=owner[1], n=1, scope="all")
-    assert store._cache.get(owner, store.texts.version(*owner)) is not None
+    store.query(_vectors(rng, 1)[0], owner=Owner(*owner), n=1, scope="all")
+    assert store._cache.get(owner, store.texts.version(Owner(*owner))) is not None
     store.add(_records(owner, ["d"]), _vectors(rng, 1))
-    assert store._cache.get(owner, store.texts.version(*owner)) is None
-    assert store._owner_matrix(*owner) is None, "past the limit the owner is ranked by its HNSW index"
+    assert store._cache.get(owner, store.texts.version(Owner(*owner))) is None
+    assert store._owner_matrix(Owner(*owner)) is None, "past the limit the owner is ranked by its HNSW index"
 
 
 def test_after_commit_runs_once_at_the_outer_commit_and_never_on_rollback():
@@ -173,5 +173,5 @@ def test_a_failing_after_commit_step_is_logged_and_the_write_stands(caplog):
     with texts.transaction():
         texts.after_commit(lambda: 1 / 0)
         texts.put_records([("m1", "acme", "alice", "fact", {}, b"\0" * 16)])
-    assert texts.count_texts("acme", "alice") == 1
+    assert texts.count_texts(Owner("acme", "alice")) == 1
     assert "after-commit step" in caplog.text

@@ -6,7 +6,7 @@ message goes through the real extractor, the real MiniLM and real Chroma.
 
 import pytest
 
-from memory import MemoryConfig, Message
+from memory import MemoryConfig, Message, Owner
 from memory.write.extract import extract_facts
 from memory.write.ingest import IngestFailed, Ingestor
 
@@ -98,4 +98,4 @@ def test_a_turn_longer_than_the_bound_is_stored_raw_and_logged(make_manager):
     assert raw.content == long  # nothing lost: the whole turn is a record
     facts = [r.content for r in mm.records(**owner) if r.memory_id.startswith("fact-")]
     assert "The user lives in Hangzhou." in facts and not any("blue" in f for f in facts)
-    assert [d["decision"] for d in mm.store.texts.decisions(*owner.values())][-1] == "bounded"
+    assert [d["decision"] for d in mm.store.texts.decisions(Owner(*owner.values()))][-1] == "bounded"

@@ -1,9 +1,11 @@
 """The owner of memory: one (tenant, user), validated once where it enters the library.
 
 Every read and write of the engine is scoped by an owner (DESIGN.md, Isolation). The public calls keep their
-``tenant_id=`` / ``user_id=`` keywords; each turns them into an :class:`Owner` with :meth:`Owner.of` (or
-:func:`check_owner`), the one place an owner's identifiers are checked, and passes the validated value on.
-``tests/test_architecture.py`` fails on a second owner check anywhere else.
+``tenant_id=`` / ``user_id=`` keywords; each turns them into an :class:`Owner` with :meth:`Owner.of`, the one place an
+owner's identifiers are checked, and passes that one value on: below the public calls (the manager's private methods,
+the erasure, the lifecycle helpers, the write path's reads, every method of the store) an owner is an ``Owner``, never
+two strings, and the store unpacks it into its SQL parameters itself. ``tests/test_architecture.py`` fails on a second
+owner check anywhere else, and on a function below the entry points that takes ``tenant_id`` and ``user_id``.
 """
 
 from __future__ import annotations
@@ -52,5 +54,6 @@ class Owner:
 
 
 def check_owner(tenant_id: Any, user_id: Any) -> tuple[str, str]:
-    """(tenant_id, user_id) validated and in stored form: :meth:`Owner.of` as the pair the internal calls take."""
+    """(tenant_id, user_id) validated and in stored form: :meth:`Owner.of` as a pair, for a caller that wants the
+    two strings (the library's own calls pass the ``Owner``)."""
     return Owner.of(tenant_id, user_id).key

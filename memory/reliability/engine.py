@@ -19,6 +19,7 @@ from typing import Any, Callable
 from memory.core.config import MemoryConfig
 from memory.embed.embedders import Embedder
 from memory.core.errors import MemoryLabError
+from memory.core.owner import Owner
 from memory.runtime.erase import scan_for_bytes
 from memory.runtime.manager import MemoryManager, memory_id_for
 from memory.core.schema import Message
@@ -73,7 +74,7 @@ def check_erasure(embedder: Embedder, scale: int, folder: Path) -> Check:
                for o, cs in canaries.items() for i, c in enumerate(cs)]
     mm.add_many(msgs + planted)
     check = Check("erasure")
-    others_before = {o: mm.store.count(*o) for o in owners if o not in victims}
+    others_before = {o: mm.store.count(Owner(*o)) for o in owners if o not in victims}
     all_canaries = [c for cs in canaries.values() for c in cs]
     present_before = len(scan_for_bytes(folder, all_canaries))
     for owner in victims:
@@ -82,7 +83,7 @@ def check_erasure(embedder: Embedder, scale: int, folder: Path) -> Check:
     found = scan_for_bytes(folder, all_canaries)
     check.cases = len(all_canaries)
     check.failures += len(found)
-    changed = sum(mm.store.count(*o) != n for o, n in others_before.items())
+    changed = sum(mm.store.count(Owner(*o)) != n for o, n in others_before.items())
     check.failures += changed
     audit = mm.audit_log()
     check.failures += sum(c in json.dumps(audit) for c in all_canaries)

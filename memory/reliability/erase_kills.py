@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from memory.core.errors import DiskFullError, ErasurePendingError
 from memory.core.schema import Message
+from memory.core.owner import Owner
 from memory.embed.embedders import Embedder, LexicalEmbedder
 from memory.runtime.erase import files_holding
 from memory.runtime.manager import MemoryManager
@@ -88,19 +89,19 @@ def _build(data: Path, token: str, scale: int) -> dict[str, Any]:
     mine, theirs = _messages(VICTIM, HNSW_BATCH * scale, token), [_messages(u, 12 * scale, token) for u in OTHERS]
     for i in range(0, len(mine), 4):  # in turns, so that Chroma's rows of the users share pages
         mm.add_many(mine[i : i + 4] + [ms[i // 4] for ms in theirs if i // 4 < len(ms)])
-    texts = sorted({r.content for r in mm.store.records(TENANT, VICTIM)})
-    ids, blobs = mm.store.owner_vector_bytes(TENANT, VICTIM)
+    texts = sorted({r.content for r in mm.store.records(Owner(TENANT, VICTIM))})
+    ids, blobs = mm.store.owner_vector_bytes(Owner(TENANT, VICTIM))
     state = {"needles": [t.encode("utf-8") for t in texts]
-             + [v.encode("ascii") for v in mm.store.owner_vector_ids(TENANT, VICTIM)] + [b for b in blobs if b],
-             "others": _others(mm), "victim_records": mm.store.count(TENANT, VICTIM)}
+             + [v.encode("ascii") for v in mm.store.owner_vector_ids(Owner(TENANT, VICTIM))] + [b for b in blobs if b],
+             "others": _others(mm), "victim_records": mm.store.count(Owner(TENANT, VICTIM))}
     _close(mm)
     return state
 
 
 def _others(mm: MemoryManager) -> dict[str, Any]:
     """What the other users hold: their records' ids, window and summary."""
-    return {user: [sorted(r.memory_id for r in mm.store.records(TENANT, user)),
-                   [m["id"] for m in mm.store.window(TENANT, user)], mm.store.summary(TENANT, user)]
+    return {user: [sorted(r.memory_id for r in mm.store.records(Owner(TENANT, user))),
+                   [m["id"] for m in mm.store.window(Owner(TENANT, user))], mm.store.summary(Owner(TENANT, user))]
             for user in OTHERS}
 
 
@@ -118,7 +119,7 @@ def _count_after(data: Path, state: dict[str, Any], figures: dict[str, int], *, 
         figures["completed_on_open"] += len(mm.completed_erasures)
         if not (interrupted or finished or mm.completed_erasures):
             figures["not_begun"] += 1
-            whole = mm.store.count(TENANT, VICTIM) == state["victim_records"] and not mm.pending_erasures()
+            whole = mm.store.count(Owner(TENANT, VICTIM)) == state["victim_records"] and not mm.pending_erasures()
             changed = sum(v != state["others"][u] for u, v in _others(mm).items())
             figures["others_changed"] += changed
             return int(not whole) + changed
@@ -129,8 +130,8 @@ def _count_after(data: Path, state: dict[str, Any], figures: dict[str, int], *, 
             figures["refused_after_opening"] += 1
             failures += 1
         store = mm.store
-        left = (store.count(TENANT, VICTIM) + len(store.window(TENANT, VICTIM))
-                + int(bool(store.summary(TENANT, VICTIM))) + store.vector_count(TENANT, VICTIM))
+        left = (store.count(Owner(TENANT, VICTIM)) + len(store.window(Owner(TENANT, VICTIM)))
+                + int(bool(store.summary(Owner(TENANT, VICTIM)))) + store.vector_count(Owner(TENANT, VICTIM)))
         figures["records_left"] += left
         pending = len(mm.pending_erasures()) + len(mm.pending_plans())
         figures["pending_left"] += pending

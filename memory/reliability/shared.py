@@ -55,6 +55,7 @@ from typing import Any, Callable, Iterator
 
 from memory.core.errors import ErasedError, MemoryLabError, WriteError
 from memory.core.schema import Message
+from memory.core.owner import Owner
 from memory.embed.embedders import Embedder, LexicalEmbedder
 from memory.runtime.erase import scan_for_bytes
 from memory.runtime.manager import MemoryManager
@@ -473,9 +474,9 @@ def _erase(mm: MemoryManager, user: str) -> None:
     """Erase ``user``, printing the clock before and after and what the user had just before (collection, vector
     ids: every write of the user committed by then, in either process, must be gone after)."""
     start = time.monotonic()
-    collection = mm.store.collection_of(TENANT, user)
-    vector_ids = mm.store.owner_vector_ids(TENANT, user)
-    records, vectors = mm.store.count(TENANT, user), mm.store.vector_count(TENANT, user)
+    collection = mm.store.collection_of(Owner(TENANT, user))
+    vector_ids = mm.store.owner_vector_ids(Owner(TENANT, user))
+    records, vectors = mm.store.count(Owner(TENANT, user)), mm.store.vector_count(Owner(TENANT, user))
     report = mm.erase_user(tenant_id=TENANT, user_id=user, actor="reliability")
     _say(event="erased", start=start, end=time.monotonic(), collection=collection, vector_ids=vector_ids,
          records_before=records, vectors_before=vectors, verified=report.ok,
@@ -545,5 +546,5 @@ def _view(mm: MemoryManager, users: list[str], probe: dict[str, Any]) -> dict[st
         res = mm.retrieve(text, tenant_id=TENANT, user_id=VICTIM, reinforce=False)
         recalled |= {h.record.memory_id for h in res.blind + res.governed if h.record.content in texts}
     return {"stored": {u: sorted(r.message_id for r in mm.records(tenant_id=TENANT, user_id=u)) for u in users},
-            "vectors": {u: store.vector_count(TENANT, u) for u in users}, "erased_collection": left,
+            "vectors": {u: store.vector_count(Owner(TENANT, u)) for u in users}, "erased_collection": left,
             "ids_in_chroma": held, "recalled": len(recalled)}

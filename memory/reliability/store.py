@@ -31,6 +31,7 @@ from memory.store.chroma_files import rows_with_ids
 from memory.embed.embedders import Embedder, LexicalEmbedder
 from memory.runtime.erase import scan_for_bytes
 from memory.core.errors import MemoryLabError, WriteError
+from memory.core.owner import Owner
 from memory.runtime.lifecycle import forget, set_valid_until
 from memory.runtime.manager import MemoryManager
 from memory.reliability.check import Check
@@ -106,7 +107,7 @@ def check_lifecycle_races(embedder: Embedder, scale: int, folder: Path) -> Check
             t.start()
         for t in threads:
             t.join()
-        write_backs += mm.store.count("acme", user)
+        write_backs += mm.store.count(Owner("acme", user))
         relisted += int(("acme", user) in mm.store.owners())
         check.cases += 1
     check.failures = write_backs + relisted
@@ -214,8 +215,8 @@ def check_chroma_files(embedder: Embedder, scale: int, folder: Path) -> Check:
     chroma = folder / "chroma"
     left = {"rows": 0, "ids": 0, "vector_bytes": 0}
     for user in users[:2]:
-        vector_ids = mm.store.owner_vector_ids("acme", user)
-        blobs = [b for b in mm.store.owner_vector_bytes("acme", user)[1] if b]
+        vector_ids = mm.store.owner_vector_ids(Owner("acme", user))
+        blobs = [b for b in mm.store.owner_vector_bytes(Owner("acme", user))[1] if b]
         mm.erase_user(tenant_id="acme", user_id=user, disk_scan=False)
         left["rows"] += rows_with_ids(chroma, vector_ids)
         left["ids"] += len(scan_for_bytes(chroma, [v.encode("ascii") for v in vector_ids]))

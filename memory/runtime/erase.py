@@ -37,6 +37,8 @@ the actor ``recovery``. Finishing repeats the deletes (each is idempotent), wipe
 record names (an interrupted purge may have deleted the collection and left them) and, when nothing of the owner was
 left to search for (the deletes had committed, so the canaries are gone with them), rebuilds Chroma's file and the
 text file, whose unused space may still hold a trace the interrupted verification would have cleared.
+
+The erased owner is one :class:`~memory.core.owner.Owner` throughout (made once, by the manager's public call).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory.core.bytesearch import CHUNK_BYTES, NeedleSearch
-from memory.core.owner import check_owner
+from memory.core.owner import Owner
 from memory.core.textcaches import forget_texts, holding_texts, registered_caches
 from memory.embed.embedders import Embedder
 from memory.store.chroma import MemoryStore
@@ -95,14 +97,13 @@ class Holder(Protocol):
 class Erased:
     """What the deletes did: the evidence read before them, counts removed per path, other owners' rows touched."""
 
-    tenant_id: str
-    user_id: str
+    owner: Owner
     evidence: "Evidence"
     removed: dict[str, int]
     others_touched: int
 
 
-def delete_everywhere(manager: Holder, *, tenant_id: str, user_id: str, actor: str = "system",
+def delete_everywhere(manager: Holder, owner: Owner, *, actor: str = "system",
                       evidence: "Evidence | None" = None, segments: list[str] | None = None,
                       action: str = "erase_user", audit: dict[str, Any] | None = None) -> Erased:
     """Delete one (tenant, user) from every path; costs what the user owns.
@@ -113,19 +114,17 @@ def delete_everywhere(manager: Holder, *, tenant_id: str, user_id: str, actor: s
     an interrupted erasure may have left (wiped if still there). The audit entry is ``action`` by ``actor``, with
     ``audit`` added to its detail.
     """
-    tenant_id, user_id = check_owner(tenant_id, user_id)
     store = manager.store
-    owner = (tenant_id, user_id)
-    evidence = evidence or Evidence.collect(manager, tenant_id, user_id)
+    evidence = evidence or Evidence.collect(manager, owner)
 
-    removed: dict[str, int] = store.delete_owner(tenant_id, user_id)
+    removed: dict[str, int] = store.delete_owner(owner)
     removed["segment_folders"] = _wipe_segments(store, segments or [])
-    counts = store.erase_owner_texts(tenant_id, user_id, scrub_plan=lambda plan: _scrub(plan, owner))
+    counts = store.erase_owner_texts(owner, scrub_plan=lambda plan: _scrub(plan, owner))
     others_touched = counts.pop("others_touched")
     removed.update(counts)
     removed["cache"] = manager.clear_caches()
-    store.audit(action, tenant_id, user_id, actor=actor, detail={"removed": removed, **(audit or {})})
-    return Erased(tenant_id, user_id, evidence, removed, others_touched)
+    store.audit(action, owner, actor=actor, detail={"removed": removed, **(audit or {})})
+    return Erased(owner, evidence, removed, others_touched)
 
 
 def _wipe_segments(store: Any, segments: list[str]) -> int:
@@ -150,7 +149,6 @@ def verify_deletion(manager: Holder, erased: Erased, *, disk_scan: bool = False,
     PAGE_ROUNDS passes is the file rebuilt whole. Then the file is searched again. The disk scan, if asked for,
     runs once, last: on the folder as the erasure leaves it. ``rebuild`` (an interrupted erasure finished with
     nothing of the user left to search for) rebuilds Chroma's file and the text file first, under the lock."""
-    owner = {"tenant_id": erased.tenant_id, "user_id": erased.user_id}
     removed = dict(erased.removed, chroma_pages_rewritten=0, chroma_rebuilt=0)
     if rebuild:
         with manager.writing("rebuilding the files after an interrupted erasure"):
@@ -158,12 +156,12 @@ def verify_deletion(manager: Holder, erased: Erased, *, disk_scan: bool = False,
             manager.store.rebuild_text_file()
         removed["chroma_rebuilt"] = int(manager.store.chroma_dir is not None)
         removed["text_file_rebuilt"] = int(manager.store.text_file is not None)
-    paths = verify_erased(manager, tenant_id=erased.tenant_id, user_id=erased.user_id, evidence=erased.evidence)
+    paths = verify_erased(manager, erased.owner, evidence=erased.evidence)
     at = next((i for i, p in enumerate(paths) if p.name == "chroma_file"), None)
     if at is not None and paths[at].remaining:
         clear_chroma_traces(manager, erased.evidence, paths, at, removed)
     if disk_scan and manager.data_dir is not None:
-        check, where = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+        check, where = _disk_check(manager, erased.evidence, erased=erased.owner)
         text_file = manager.store.text_file
         if text_file is not None and text_file.resolve() in {path.resolve() for path in where}:
             # a copy SQLite's page rebalancing left in the text store's file (seen beside another owner's writer):
@@ -171,9 +169,9 @@ def verify_deletion(manager: Holder, erased: Erased, *, disk_scan: bool = False,
             with manager.writing("rebuilding the text file after an erasure"):
                 manager.store.rebuild_text_file()
             removed["text_file_rebuilt"] = 1
-            check, _ = _disk_check(manager, erased.evidence, erased=(erased.tenant_id, erased.user_id))
+            check, _ = _disk_check(manager, erased.evidence, erased=erased.owner)
         paths.append(check)
-    return EraseReport(**owner, removed=removed, paths=paths, others_touched=erased.others_touched)
+    return EraseReport(**erased.owner.args, removed=removed, paths=paths, others_touched=erased.others_touched)
 
 
 def clear_chroma_traces(manager: Holder, evidence: "Evidence", paths: list[PathCheck], at: int,
@@ -215,37 +213,35 @@ class Evidence:
         """Where the last ``chroma_file`` check found the user's ids or vectors in Chroma's file (needle, offset)."""
 
     @classmethod
-    def collect(cls, manager: Holder, tenant_id: str, user_id: str) -> "Evidence":
+    def collect(cls, manager: Holder, owner: Owner) -> "Evidence":
         store = manager.store
-        found = user_texts(manager, tenant_id=tenant_id, user_id=user_id)
-        ids, blobs = store.owner_vector_bytes(tenant_id, user_id)
-        contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], tenant_id=tenant_id,
-                                                                user_id=user_id).values()}
+        found = user_texts(manager, owner)
+        ids, blobs = store.owner_vector_bytes(owner)
+        contents = {r.memory_id: r.content for r in store.get(ids[:MAX_VECTOR_PROBES], owner=owner).values()}
         vectors = [(contents[i], b) for i, b in zip(ids, blobs) if b and i in contents]
-        collection = store.collection_of(tenant_id, user_id)
-        return cls(found, collection, store.owner_vector_ids(tenant_id, user_id), vectors,
+        collection = store.collection_of(owner)
+        return cls(found, collection, store.owner_vector_ids(owner), vectors,
                    store.chroma_segments(collection) if collection else None)
 
 
-def user_texts(manager: Holder, *, tenant_id: str, user_id: str) -> list[str]:
+def user_texts(manager: Holder, owner: Owner) -> list[str]:
     """Every text of one user on any track: records, window, summary, decision log, pending write plans."""
     store = manager.store  # the store's own reads: the manager's refuse an owner whose erasure is pending
-    found = [r.content for r in store.records(tenant_id, user_id, scope="all")]
-    found += [m["content"] for m in store.window(tenant_id, user_id)]
-    summary = store.summary(tenant_id, user_id)
+    found = [r.content for r in store.records(owner, scope="all")]
+    found += [m["content"] for m in store.window(owner)]
+    summary = store.summary(owner)
     found += [summary] if summary else []
-    for entry in store.decisions(tenant_id, user_id):  # the fact and the stored fact it was judged against
+    for entry in store.decisions(owner):  # the fact and the stored fact it was judged against
         found += [entry.get("fact") or "", (entry.get("candidate") or {}).get("text") or ""]
     for _, plan in manager.pending_plans():
-        found += _plan_texts(Plan.from_json(plan), (tenant_id, user_id))
+        found += _plan_texts(Plan.from_json(plan), owner)
     return sorted({t for t in found if t})
 
 
-def verify_erased(manager: Holder, *, tenant_id: str, user_id: str, evidence: Evidence,
-                  disk_scan: bool = False) -> list[PathCheck]:
+def verify_erased(manager: Holder, owner: Owner, *, evidence: Evidence, disk_scan: bool = False) -> list[PathCheck]:
     """Re-query every path for the user's data; each PathCheck counts what remained."""
     store = manager.store
-    rows = store.owner_rows(tenant_id, user_id)
+    rows = store.owner_rows(owner)
     checks = [
         PathCheck("recent_window", rows["window"]),
         PathCheck("summary", rows["summaries"]),
@@ -253,7 +249,7 @@ def verify_erased(manager: Holder, *, tenant_id: str, user_id: str, evidence: Ev
         PathCheck("decision_log", rows["decisions"], "write-path decisions of the user"),
         PathCheck("ingested_marks", rows["ingested"], "write-path commit marks of the user"),
         PathCheck("owner_registry", rows["owners"], "the user's collection entry"),
-        PathCheck("journal", _journal_mentions(manager, (tenant_id, user_id)), "pending write plans with the user's data"),
+        PathCheck("journal", _journal_mentions(manager, owner), "pending write plans with the user's data"),
         PathCheck("long_term_vectors", _collection_left(store, evidence.collection),
                   "the user's Chroma collection (1 if it still exists)"),
     ]
@@ -264,7 +260,7 @@ def verify_erased(manager: Holder, *, tenant_id: str, user_id: str, evidence: Ev
     recalled = 0
     for text in evidence.texts[:MAX_RECALL_PROBES]:
         vec = manager.embedder.embed([text])[0]
-        recalled += len(store.query(vec, tenant_id=tenant_id, user_id=user_id, n=5, scope="all"))
+        recalled += len(store.query(vec, owner=owner, n=5, scope="all"))
     checks.append(PathCheck("recall", recalled, f"{min(len(evidence.texts), MAX_RECALL_PROBES)} probe queries"))
     cached = [q for q in manager.cached_queries() if any(c in q or q in c for c in evidence.texts)]
     checks.append(PathCheck("cache", len(cached), "cached query embeddings mentioning the user's texts"))
@@ -274,12 +270,11 @@ def verify_erased(manager: Holder, *, tenant_id: str, user_id: str, evidence: Ev
                             "registered text caches holding the user's texts (those that cannot tell are emptied whole)"
                             + "".join(f"; {name}: {n}" for name, n in held)))
     if disk_scan and manager.data_dir is not None:
-        checks.append(_disk_check(manager, evidence, erased=(tenant_id, user_id))[0])
+        checks.append(_disk_check(manager, evidence, erased=owner)[0])
     return checks
 
 
-def _disk_check(manager: Holder, evidence: Evidence, *, erased: tuple[str, str]
-                ) -> tuple[PathCheck, set[Path]]:
+def _disk_check(manager: Holder, evidence: Evidence, *, erased: Owner) -> tuple[PathCheck, set[Path]]:
     """The disk check, and the files a trace was found in."""
     data_dir = manager.data_dir
     assert data_dir is not None  # both callers scan the disk only for a manager that has a folder
@@ -345,35 +340,36 @@ def _collection_left(store: Any, name: str | None) -> int:
     return 1 if name is not None and store.collection_exists(name) else 0
 
 
-def _journal_mentions(manager: Holder, owner: tuple[str, str]) -> int:
-    return sum(1 for _, plan in manager.pending_plans() if owner in Plan.from_json(plan).owners())
+def _journal_mentions(manager: Holder, owner: Owner) -> int:
+    return sum(1 for _, plan in manager.pending_plans() if owner.key in Plan.from_json(plan).owners())
 
 
-def _scrub(plan: dict[str, Any], owner: tuple[str, str]) -> dict[str, Any] | None:
+def _scrub(plan: dict[str, Any], owner: Owner) -> dict[str, Any] | None:
     """A journaled plan without the owner's part (None when nothing else is left in it)."""
     parsed = Plan.from_json(plan)
-    if owner not in parsed.owners():
+    if owner.key not in parsed.owners():
         return plan
-    rest = parsed.without({owner})
+    rest = parsed.without({owner.key})
     return rest.to_json() if rest.owners() else None
 
 
-def _plan_texts(plan: Plan, owner: tuple[str, str]) -> list[str]:
-    mine = [r.content for r in plan.add + plan.update if (r.tenant_id, r.user_id) == owner]
-    return mine + [m.content for m in plan.window if (m.tenant_id, m.user_id) == owner]
+def _plan_texts(plan: Plan, owner: Owner) -> list[str]:
+    mine = [r.content for r in plan.add + plan.update if (r.tenant_id, r.user_id) == owner.key]
+    return mine + [m.content for m in plan.window if (m.tenant_id, m.user_id) == owner.key]
 
 
-def _shared_with_others(manager: Holder, canaries: list[str], *, erased: tuple[str, str]) -> set[str]:
+def _shared_with_others(manager: Holder, canaries: list[str], *, erased: Owner) -> set[str]:
     """Canaries that another owner's data also contains (finding those on disk is no leak)."""
     if not canaries:
         return set()
     others = []
-    for tenant_id, user_id in manager.owners():
-        if (tenant_id, user_id) == erased:
+    for key in manager.owners():
+        if key == erased.key:
             continue
-        others += [r.content for r in manager.store.records(tenant_id, user_id, scope="all")]
-        others += [m["content"] for m in manager.store.window(tenant_id, user_id)]
-        others.append(manager.store.summary(tenant_id, user_id))
+        other = Owner(*key)
+        others += [r.content for r in manager.store.records(other, scope="all")]
+        others += [m["content"] for m in manager.store.window(other)]
+        others.append(manager.store.summary(other))
     held = NeedleSearch(_utf8(c) for c in canaries).in_bytes(_utf8("\n".join(others)))  # one pass, not one per canary
     return {c for c in canaries if _utf8(c) in held}
 

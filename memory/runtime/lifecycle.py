@@ -2,8 +2,8 @@
 
 * ``valid_until`` is part of every governed read filter (:func:`memory.store.chroma.scope_where`,
   scope ``active``): :func:`set_valid_until` sets it; an expired fact is never recalled.
-* Superseded facts are deprecated, so never recalled; :func:`version_chain` shows every
-  version of a fact, oldest first.
+* Superseded facts are deprecated, so never recalled; :func:`version_chain` (``MemoryManager.history``) shows
+  every version of a fact, oldest first.
 * Recall reinforces what it uses (``MemoryManager.retrieve`` bumps ``access_count`` and
   ``last_accessed_at``: the A6 article's "heat rebound").
 * :func:`forget` archives facts whose decayed score (:func:`heat`) has stayed under a
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.core.config import MemoryConfig
 from memory.core.errors import InputError
-from memory.core.owner import check_owner
+from memory.core.owner import Owner
 from memory.runtime.recall import DAY, FREQUENCY_SATURATION
 from memory.core.schema import FOREVER, MemoryRecord, iso, parse_time, validate_identifier
 
@@ -88,20 +88,20 @@ def forget(
     ``decay_rate`` defaults to the manager's config. Archived records keep their text and
     vector (audits and erasure still see them); recall no longer does.
     """
-    tenant_id, user_id = check_owner(tenant_id, user_id)
+    owner = Owner.of(tenant_id, user_id)
     floor = _number(floor, "floor", 0.0, 1.0)
     days = _number(days, "days", 0.0, math.inf)
     low, high = MemoryConfig.range_of("decay_rate")
     rate = manager.config.decay_rate if decay_rate is None else _number(decay_rate, "decay_rate", low, high)
     now = manager.clock() if as_of is None else parse_time(as_of, "as_of")
     with manager.writing():  # read and write under the write lock: an erasure is never undone by this pass
-        records = manager.store.records(tenant_id, user_id, scope="hot")
+        records = manager.store.records(owner, scope="hot")
         cold = [r for r in records if now - cold_since(r, decay_rate=rate, floor=floor) >= days * DAY]
         if cold:
             manager.store.update([replace(r, archived=True) for r in cold])
-            manager.store.audit("forget", tenant_id, user_id, actor="lifecycle",
+            manager.store.audit("forget", owner, actor="lifecycle",
                                 detail={"archived": len(cold), "floor": floor, "days": days})
-    return ForgetReport(tenant_id, user_id, now, floor, days, len(records), [r.memory_id for r in cold])
+    return ForgetReport(owner.tenant_id, owner.user_id, now, floor, days, len(records), [r.memory_id for r in cold])
 
 
 def set_valid_until(
@@ -109,10 +109,10 @@ def set_valid_until(
 ) -> MemoryRecord:
     """Give a fact an expiry time; from then on governed recall no longer returns it."""
     memory_id = validate_identifier(memory_id, "memory_id")
-    tenant_id, user_id = check_owner(tenant_id, user_id)
+    owner = Owner.of(tenant_id, user_id)
     until = parse_time(valid_until, "valid_until")
     with manager.writing():  # read and write under the write lock (a concurrent erasure wins: KeyError)
-        record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)
+        record = manager.get_record(memory_id, **owner.args)
         updated = replace(record, valid_until=until)
         manager.store.update([updated])
     return updated
@@ -132,25 +132,30 @@ def _number(value: Any, name: str, low: float, high: float) -> float:
 
 
 def version_chain(manager: "MemoryManager", memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:
-    """Every version of the fact ``memory_id`` belongs to, oldest first (follows supersedes / superseded_by).
+    """Every version of the fact ``memory_id`` belongs to, oldest first (follows supersedes / superseded_by):
+    :meth:`MemoryManager.history`.
 
     Only the given (tenant, user)'s records are read; KeyError when it has no such record.
     """
-    record = manager.get_record(memory_id, tenant_id=tenant_id, user_id=user_id)
+    return manager.history(memory_id, tenant_id=tenant_id, user_id=user_id)
+
+
+def chain_of(manager: "MemoryManager", record: MemoryRecord, owner: Owner) -> list[MemoryRecord]:
+    """Every version of the fact ``record`` (one of ``owner``'s) belongs to, oldest first: the records it supersedes
+    and those that supersede it, read from the owner's own records only."""
     seen = {record.memory_id}
-    older = _walk(manager, record, "supersedes", seen, tenant_id=tenant_id, user_id=user_id)
-    newer = _walk(manager, record, "superseded_by", seen, tenant_id=tenant_id, user_id=user_id)
+    older = _walk(manager, record, "supersedes", seen, owner)
+    newer = _walk(manager, record, "superseded_by", seen, owner)
     return list(reversed(older)) + [record] + newer
 
 
-def _walk(manager: "MemoryManager", start: MemoryRecord, link: str, seen: set[str], *, tenant_id: str, user_id: str
-          ) -> list[MemoryRecord]:
+def _walk(manager: "MemoryManager", start: MemoryRecord, link: str, seen: set[str], owner: Owner) -> list[MemoryRecord]:
     """Follow ``link`` (supersedes or superseded_by) from ``start`` within one owner, stopping at cycles."""
     out: list[MemoryRecord] = []
     current = start
     while getattr(current, link) and len(seen) < MAX_CHAIN:
         next_id = getattr(current, link)
-        found = manager.store.get([next_id], tenant_id=tenant_id, user_id=user_id)
+        found = manager.store.get([next_id], owner=owner)
         if next_id not in found or next_id in seen:
             break
         current = found[next_id]

@@ -4,7 +4,9 @@
 * summary: what left the window, compressed (bounded, with source message ids);
 * long-term store: every message as a MemoryRecord in Chroma (text in the TextStore).
 
-Every read takes ``tenant_id`` and ``user_id`` and sees only that pair's data.
+Every read takes ``tenant_id`` and ``user_id`` and sees only that pair's data. Each public call turns them into one
+:class:`~memory.core.owner.Owner` (:meth:`Owner.of`, the one check) and passes that value on: the private methods below
+them, the erasure, the lifecycle helpers and the store take an ``Owner``, never the two strings.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 from memory.core.bytesearch import NeedleSearch
 from memory.core.textcaches import TextMemo, clear_text_caches, forget_texts, text_cache
 from memory.core.config import MemoryConfig
-from memory.core.owner import check_owner
+from memory.core.owner import Owner
 from memory.core.errors import BusyError, DiskFullError, ErasedError, ErasurePendingError, InputError, WriteError
 from memory.embed.embedders import Embedder, make_embedder
 from memory.store.journal import Plan
@@ -37,11 +39,11 @@ from memory.runtime.erase import (
     MIN_CANARY_BYTES, Evidence, chroma_file_check, clear_chroma_traces, delete_everywhere, user_texts, verify_deletion,
     verify_erased,
 )
-from memory.runtime.lifecycle import version_chain
+from memory.runtime.lifecycle import chain_of
 from memory.runtime.versions import Change, Retire, Supersede, check_changes, revised, touched
 from memory.core.schema import (
     Context, EraseReport, Hit, MemoryRecord, Message, PathCheck, RecallResult, field_values, parse_time, validate_identifier,
-    OwnerArgs, validate_text,
+    validate_text,
 )
 from memory.store.chroma import MemoryStore, Scope, StoreLocation
 from memory.store.textstore import PendingErasure
@@ -221,7 +223,7 @@ class MemoryManager:
                     out.append(by_id[rid])
                 else:  # a retry: its stored record, unless the user was erased meanwhile (or is owed an erasure)
                     owed = bool(self._owed_erasures({owner}))
-                    found = {} if owed else self.store.get([rid], tenant_id=m.tenant_id, user_id=m.user_id)
+                    found = {} if owed else self.store.get([rid], owner=Owner(*owner))
                     if rid in found:
                         out.append(found[rid])
                     elif owed or self.epochs([owner])[owner] != epochs[owner]:
@@ -250,7 +252,7 @@ class MemoryManager:
         by_owner: dict[tuple[str, str], list[str]] = {}
         for m in messages:
             by_owner.setdefault((m.tenant_id, m.user_id), []).append(memory_id_for(m))
-        done = {(t, u, key) for (t, u), keys in by_owner.items() for key in self.store.texts.ingested(t, u, keys)}
+        done = {(t, u, key) for (t, u), keys in by_owner.items() for key in self.store.texts.ingested(Owner(t, u), keys)}
         fresh, seen = [], set()
         for m in messages:
             key = (m.tenant_id, m.user_id, memory_id_for(m))
@@ -331,7 +333,7 @@ class MemoryManager:
         text = sum(len(r.content.encode("utf-8", "surrogatepass")) for r in (*plan.add, *plan.update)) + \
             sum(len(m.content.encode("utf-8", "surrogatepass")) for m in plan.window)
         owners = {(r.tenant_id, r.user_id) for r in plan.add}
-        new = sum(1 for owner in owners if self.store.collection_of(*owner) is None)
+        new = sum(1 for owner in owners if self.store.collection_of(Owner(*owner)) is None)
         return estimate_bytes(text, len(plan.add), self.store.dim, new)
 
     @staticmethod
@@ -382,7 +384,8 @@ class MemoryManager:
         by_owner: dict[tuple[str, str], list[str]] = {}
         for tenant_id, user_id, key in plan.ingested:
             by_owner.setdefault((tenant_id, user_id), []).append(key)
-        return {(t, u) for (t, u), keys in by_owner.items() if len(self.store.texts.ingested(t, u, keys)) < len(set(keys))}
+        return {(t, u) for (t, u), keys in by_owner.items()
+                if len(self.store.texts.ingested(Owner(t, u), keys)) < len(set(keys))}
 
     def _commit(self, seq: int, plan: Plan, seen: int | None = None) -> None:
         texts = self.store.texts
@@ -454,7 +457,7 @@ class MemoryManager:
             if self._erasure_state(pending) != "owed":
                 continue
             try:
-                reports.append(self._erase(pending.owner, actor="recovery", disk_scan=pending.disk_scan,
+                reports.append(self._erase(Owner(*pending.owner), actor="recovery", disk_scan=pending.disk_scan,
                                            action="erase.completed_on_open"))
             except Exception as exc:  # noqa: BLE001 - the store opens all the same; the owner stays refused
                 log.warning("the interrupted erasure of %s/%s is still not finished: %s", *pending.owner, exc)
@@ -476,19 +479,19 @@ class MemoryManager:
         return {p.owner for p in self.store.texts.pending_erasures()
                 if p.owner in owners and self._erasure_state(p) == "owed"}
 
-    def _refuse_if_erasing(self, tenant_id: str, user_id: str) -> None:
+    def _refuse_if_erasing(self, owner: Owner) -> None:
         """Before a read of one owner: raise :class:`ErasurePendingError` if an erasure of the owner began and has
         not finished, unless this manager is running it (one indexed read of the pending-erasure table)."""
-        pending = self.store.texts.pending_erasure(tenant_id, user_id)
+        pending = self.store.texts.pending_erasure(owner)
         if pending is None:
             return
         state = self._erasure_state(pending)
         if state == "running":
-            raise ErasurePendingError(f"{tenant_id}/{user_id} is being erased by another store of this data folder "
+            raise ErasurePendingError(f"{owner} is being erased by another store of this data folder "
                                       "(another process or manager): nothing of the user is served until that "
                                       "erasure has finished; try again")
         if state == "owed":
-            raise ErasurePendingError(f"the erasure of {tenant_id}/{user_id} was interrupted and has not finished: "
+            raise ErasurePendingError(f"the erasure of {owner} was interrupted and has not finished: "
                                       "nothing of the user is served until it has, which the store does when it is "
                                       "next opened (MemoryManager.recover) or when the user is erased again")
 
@@ -508,53 +511,62 @@ class MemoryManager:
         for m in messages:
             by_owner.setdefault((m.tenant_id, m.user_id), []).append(m)
         texts = self.store.texts
-        for (tenant_id, user_id), mine in by_owner.items():
+        for key, mine in by_owner.items():
+            owner = Owner(*key)
             pushed = [field_values(m) for m in mine]
-            overflow = texts.push_window(tenant_id, user_id, pushed, keep=self.config.window_size)
+            overflow = texts.push_window(owner, pushed, keep=self.config.window_size)
             if overflow:
-                text, sources = texts.summary(tenant_id, user_id)
+                text, sources = texts.summary(owner)
                 given = {id(d): m for d, m in zip(pushed, mine)}  # what falls out of this push is mostly its own
                 for item in overflow:
                     expired = given.get(id(item)) or _message_from(item)
                     text = self.compressor(text, expired, max_chars=self.config.summary_max_chars)
                     sources.append(expired.id)
-                texts.set_summary(tenant_id, user_id, text, sources)
+                texts.set_summary(owner, text, sources)
 
     # --- the three tracks ----------------------------------------------------
     def recent(self, *, tenant_id: str, user_id: str) -> list[Message]:
         """The user's recent window, oldest first."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
+        return self._recent(Owner.of(tenant_id, user_id))
+
+    def _recent(self, owner: Owner) -> list[Message]:
         self._catch_up()
-        self._refuse_if_erasing(tenant_id, user_id)
-        return [_message_from(d) for d in self.store.texts.window(tenant_id, user_id)]
+        self._refuse_if_erasing(owner)
+        return [_message_from(d) for d in self.store.texts.window(owner)]
 
     def summary(self, *, tenant_id: str, user_id: str) -> str:
         """The user's rolling summary ('' when nothing has left the window)."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
+        return self._summary(Owner.of(tenant_id, user_id))
+
+    def _summary(self, owner: Owner) -> str:
         self._catch_up()
-        self._refuse_if_erasing(tenant_id, user_id)
-        return self.store.texts.summary(tenant_id, user_id)[0]
+        self._refuse_if_erasing(owner)
+        return self.store.texts.summary(owner)[0]
 
     def summary_sources(self, *, tenant_id: str, user_id: str) -> list[str]:
         """Ids of the messages folded into the user's summary."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        self._refuse_if_erasing(tenant_id, user_id)
-        return self.store.texts.summary(tenant_id, user_id)[1]
+        owner = Owner.of(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
+        return self.store.texts.summary(owner)[1]
 
     def records(self, *, tenant_id: str, user_id: str, scope: Scope = "all", as_of: float | str | None = None) -> list[MemoryRecord]:
         """The user's long-term records within a scope (see store.Scope)."""
         self._catch_up()
         now = self._now(as_of)
-        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
-        return self.store.records(tenant_id, user_id, scope=scope, now=now)
+        owner = Owner.of(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
+        return self.store.records(owner, scope=scope, now=now)
 
     def get_record(self, memory_id: str, *, tenant_id: str, user_id: str) -> MemoryRecord:
         """One record of the user, by id; KeyError when that user has no such record."""
-        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
-        found = self.store.get([memory_id], tenant_id=tenant_id, user_id=user_id)
-        if memory_id in found:
-            return found[memory_id]
-        raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
+        record = self._find_record(memory_id, Owner.of(tenant_id, user_id))
+        if record is None:
+            raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
+        return record
+
+    def _find_record(self, memory_id: str, owner: Owner) -> MemoryRecord | None:
+        self._refuse_if_erasing(owner)
+        return self.store.get([memory_id], owner=owner).get(memory_id)
 
     # --- version chains and retirements (memory/runtime/versions.py) ------------
     def revise(self, changes: Iterable[Change], *, tenant_id: str, user_id: str,
@@ -568,13 +580,16 @@ class MemoryManager:
         Runs under the write lock (the records are read and written back: an erasure cannot fall between). With
         ``epochs`` (:meth:`epochs`, captured when the work was accepted), nothing is written for a user erased since.
         """
-        tenant_id, user_id = check_owner(tenant_id, user_id)
+        return self._revise(changes, Owner.of(tenant_id, user_id), log=log, epochs=epochs)
+
+    def _revise(self, changes: Iterable[Change], owner: Owner, *, log: Iterable[tuple[str, float, dict[str, Any]]] = (),
+                epochs: dict[tuple[str, str], int] | None = None) -> list[MemoryRecord]:
         changes = check_changes(changes)
-        rows = [(tenant_id, user_id, validate_identifier(mid, "log message id"), float(at), dict(entry))
+        rows = [(owner.tenant_id, owner.user_id, validate_identifier(mid, "log message id"), float(at), dict(entry))
                 for mid, at, entry in log]
-        with self.writing(f"revising {len(changes)} record(s) of {tenant_id}/{user_id}"):
-            self._refuse_if_erasing(tenant_id, user_id)
-            stored = self.store.get(touched(changes), tenant_id=tenant_id, user_id=user_id)
+        with self.writing(f"revising {len(changes)} record(s) of {owner}"):
+            self._refuse_if_erasing(owner)
+            stored = self.store.get(touched(changes), owner=owner)
             changed = list(revised(stored, changes).values())
             applied = self.apply(Plan(update=changed, decisions=rows), epochs=epochs)
         return applied.update
@@ -584,34 +599,37 @@ class MemoryManager:
         """Replace the user's record ``old_id`` by the record ``new_id`` (:class:`~memory.runtime.versions.Supersede`:
         the old one deprecated, the new one at version + 1, linked both ways unless ``link=False``). Returns the
         records changed; KeyError when the user has no such record."""
-        self._must_hold([old_id, new_id], tenant_id=tenant_id, user_id=user_id)
-        return self.revise([Supersede(old_id, new_id, link=link)], tenant_id=tenant_id, user_id=user_id)
+        owner = Owner.of(tenant_id, user_id)
+        self._must_hold([old_id, new_id], owner)
+        return self._revise([Supersede(old_id, new_id, link=link)], owner)
 
     def retire(self, memory_id: str, *, tenant_id: str, user_id: str, archive: bool = False) -> MemoryRecord:
         """Take the user's record out of recall (:class:`~memory.runtime.versions.Retire`: deprecated, and archived
         with ``archive``); returns it as stored. KeyError when the user has no such record."""
-        self._must_hold([memory_id], tenant_id=tenant_id, user_id=user_id)
-        changed = self.revise([Retire(memory_id, archive=archive)], tenant_id=tenant_id, user_id=user_id)
+        owner = Owner.of(tenant_id, user_id)
+        self._must_hold([memory_id], owner)
+        changed = self._revise([Retire(memory_id, archive=archive)], owner)
         if not changed:  # erased meanwhile
             raise KeyError(f"no record {memory_id!r} for ({tenant_id!r}, {user_id!r})")
         return changed[0]
 
     def history(self, memory_id: str, *, tenant_id: str, user_id: str) -> list[MemoryRecord]:
         """Every version of the user's record ``memory_id``, oldest first (its chain of ``supersedes`` /
-        ``superseded_by``: :func:`memory.runtime.lifecycle.version_chain`); KeyError when the user has no such
-        record."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        return version_chain(self, memory_id, tenant_id=tenant_id, user_id=user_id)
+        ``superseded_by``: :func:`memory.runtime.lifecycle.chain_of`); KeyError when the user has no such record."""
+        owner = Owner.of(tenant_id, user_id)
+        record = self._find_record(memory_id, owner)
+        if record is None:
+            raise KeyError(f"no record {memory_id!r} for ({owner.tenant_id!r}, {owner.user_id!r})")
+        return chain_of(self, record, owner)
 
-    def _must_hold(self, memory_ids: Sequence[str], *, tenant_id: str, user_id: str) -> None:
+    def _must_hold(self, memory_ids: Sequence[str], owner: Owner) -> None:
         """KeyError naming the first of ``memory_ids`` the user has no record of."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
         ids = [validate_identifier(m, "memory_id") for m in memory_ids]
-        self._refuse_if_erasing(tenant_id, user_id)
-        found = self.store.get(ids, tenant_id=tenant_id, user_id=user_id)
+        self._refuse_if_erasing(owner)
+        found = self.store.get(ids, owner=owner)
         for mid in ids:
             if mid not in found:
-                raise KeyError(f"no record {mid!r} for ({tenant_id!r}, {user_id!r})")
+                raise KeyError(f"no record {mid!r} for ({owner.tenant_id!r}, {owner.user_id!r})")
 
     # --- delete some records of a user (erase_user deletes all of one) ----------
     def delete_record(self, memory_id: str, *, tenant_id: str, user_id: str, actor: str = "system") -> dict[str, int]:
@@ -640,13 +658,13 @@ class MemoryManager:
         (embedded), window and log, and one read of the text file and of Chroma's. Audited as ``delete_records``
         (ids and counts, no text). Returns what went, per path.
         """
-        tenant_id, user_id = check_owner(tenant_id, user_id)
+        owner = Owner.of(tenant_id, user_id)
         ids = list(dict.fromkeys(validate_identifier(m, "memory_id") for m in memory_ids))
-        with self.writing(f"deleting {len(ids)} record(s) of {tenant_id}/{user_id}"):
-            self._refuse_if_erasing(tenant_id, user_id)
-            records = list(self.store.get(ids, tenant_id=tenant_id, user_id=user_id).values())
+        with self.writing(f"deleting {len(ids)} record(s) of {owner}"):
+            self._refuse_if_erasing(owner)
+            records = list(self.store.get(ids, owner=owner).values())
             gone = {r.memory_id for r in records}
-            vector_of = dict(zip(*self.store.texts.vectors(tenant_id, user_id, sorted(gone))))
+            vector_of = dict(zip(*self.store.texts.vectors(owner, sorted(gone))))
             sources = {(r.message_id, r.session_id) for r in records if r.message_id}
             sources |= {(m.id, m.session_id) for m in messages}
             keys = {memory_id_for(m) for m in messages}
@@ -664,21 +682,21 @@ class MemoryManager:
 
             with self.store.transaction():
                 removed = self.store.texts.forget(
-                    tenant_id, user_id, memory_ids=sorted(gone), rewrite_entry=rewrite,
+                    owner, memory_ids=sorted(gone), rewrite_entry=rewrite,
                     drop_message=lambda m: (m.get("id"), m.get("session_id")) in sources)
-                text, kept = self.store.texts.summary(tenant_id, user_id)
+                text, kept = self.store.texts.summary(owner)
                 lines = text.split("\n") if text else []
                 flat = [" ".join(t.split()) for t in texts]
                 left = [ln for ln in lines if not any(f and f in ln for f in flat)]
                 if len(left) < len(lines):
                     dropped_ids = {i for i, _ in sources}
-                    self.store.texts.set_summary(tenant_id, user_id, "\n".join(left),
+                    self.store.texts.set_summary(owner, "\n".join(left),
                                                  [i for i in kept if i not in dropped_ids])
                 removed["summary_lines"] = len(lines) - len(left)
-            removed["long_term_vectors"] = self.store.delete_vectors(tenant_id, user_id, sorted(gone))
+            removed["long_term_vectors"] = self.store.delete_vectors(owner, sorted(gone))
             removed["cache"] = forget_texts(texts)  # query embeddings included: every registered text cache
             vectors = [(r.content, vector_of[r.memory_id]) for r in records if vector_of.get(r.memory_id)]
-            evidence = Evidence(texts, self.store.collection_of(tenant_id, user_id),
+            evidence = Evidence(texts, self.store.collection_of(owner),
                                 [self.store.texts.vector_id(m) for m in sorted(gone)], vectors)
             removed.update(chroma_pages_rewritten=0, chroma_rebuilt=0, text_file_rebuilt=0)
             if self.store.chroma_dir is not None and gone:
@@ -686,13 +704,12 @@ class MemoryManager:
                 if paths[0].remaining:
                     clear_chroma_traces(self, evidence, paths, 0, removed)
                 removed["chroma_traces_left"] = paths[0].remaining
-            removed["text_file_traces_left"] = self._clear_text_traces(texts, removed, tenant_id=tenant_id,
-                                                                       user_id=user_id)
-            self.store.audit("delete_records", tenant_id, user_id, actor=actor,
+            removed["text_file_traces_left"] = self._clear_text_traces(texts, removed, owner)
+            self.store.audit("delete_records", owner, actor=actor,
                              detail={"memory_ids": sorted(gone), "messages": len(messages), "removed": removed})
         return removed
 
-    def _clear_text_traces(self, texts: list[str], removed: dict[str, int], *, tenant_id: str, user_id: str) -> int:
+    def _clear_text_traces(self, texts: list[str], removed: dict[str, int], owner: Owner) -> int:
         """After :meth:`delete_records`: how many of ``texts`` the text file still holds that none of the owner's
         rows holds; if any, the file is rebuilt (VACUUM) first and searched again. 0 in memory. (A text another
         owner also holds is counted: what it costs to tell is every owner's texts, as the erasure's disk scan reads.)"""
@@ -703,8 +720,8 @@ class MemoryManager:
             return 0
         found = NeedleSearch(needles).in_file(path)
         if found:  # the same text in a row the owner keeps (another record, message or entry) is no trace
-            held = "\n".join(user_texts(self, tenant_id=tenant_id, user_id=user_id)).encode("utf-8", "surrogatepass")
-            held += json.dumps([e.get("value") for e in self.store.decisions(tenant_id, user_id)],
+            held = "\n".join(user_texts(self, owner)).encode("utf-8", "surrogatepass")
+            held += json.dumps([e.get("value") for e in self.store.decisions(owner)],
                                ensure_ascii=False).encode("utf-8", "surrogatepass")
             found = {n for n in found if n not in held}
         if found:  # a copy SQLite's page rebalancing left in a page's unused area: rebuild the file
@@ -738,20 +755,26 @@ class MemoryManager:
         """
         cfg = config or self.config
         validate_text(query, "query", max_chars=cfg.max_message_chars)
-        tenant_id, user_id = check_owner(tenant_id, user_id)
+        return self._candidates(query, Owner.of(tenant_id, user_id), as_of=as_of, pool=pool, config=cfg,
+                                include_blind=include_blind, query_vector=query_vector, exact=exact)
+
+    def _candidates(self, query: str, owner: Owner, *, as_of: float | str | None, config: MemoryConfig,
+                    pool: int | None = None, include_blind: bool = True, query_vector: np.ndarray | None = None,
+                    exact: bool = False) -> Candidates:
+        """:meth:`candidates` of a query already checked against ``config``."""
         self._catch_up()
-        self._refuse_if_erasing(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
         now = self._now(as_of)
-        n = pool or max(cfg.top_k * cfg.overfetch, cfg.top_k)
+        n = pool or max(config.top_k * config.overfetch, config.top_k)
         vec = self.embed_query(query) if query_vector is None else query_vector
-        owner: OwnerArgs = {"tenant_id": tenant_id, "user_id": user_id}
         if exact:
-            hot = self.store.scan(vec, **owner, scope="hot") if include_blind else []
-            active = self.store.scan(vec, **owner, scope="active", now=now)
+            hot = self.store.scan(vec, owner=owner, scope="hot") if include_blind else []
+            active = self.store.scan(vec, owner=owner, scope="active", now=now)
         else:
-            hot = self.store.query(vec, **owner, n=n, scope="hot") if include_blind else []
-            active = self.store.query(vec, **owner, n=n, scope="active", now=now)
-        return Candidates(query=query, tenant_id=tenant_id, user_id=user_id, as_of=now, hot=hot, active=active)
+            hot = self.store.query(vec, owner=owner, n=n, scope="hot") if include_blind else []
+            active = self.store.query(vec, owner=owner, n=n, scope="active", now=now)
+        return Candidates(query=query, tenant_id=owner.tenant_id, user_id=owner.user_id, as_of=now, hot=hot,
+                          active=active)
 
     def retrieve(
         self, query: str, *, tenant_id: str, user_id: str, as_of: float | str | None = None,
@@ -765,9 +788,14 @@ class MemoryManager:
         lifecycle drops are not listed): the production path.
         """
         cfg = config or self.config
-        cands = self.candidates(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=cfg,
-                                include_blind=include_blind)
-        result = govern(cands, cfg, token_counter=self.token_counter)
+        validate_text(query, "query", max_chars=cfg.max_message_chars)
+        return self._retrieve(query, Owner.of(tenant_id, user_id), as_of=as_of, config=cfg, reinforce=reinforce,
+                              include_blind=include_blind)
+
+    def _retrieve(self, query: str, owner: Owner, *, as_of: float | str | None, config: MemoryConfig,
+                  reinforce: bool, include_blind: bool) -> RecallResult:
+        cands = self._candidates(query, owner, as_of=as_of, config=config, include_blind=include_blind)
+        result = govern(cands, config, token_counter=self.token_counter)
         if reinforce and result.governed:
             self.reinforce(result.governed, at=result.as_of)
         return result
@@ -777,9 +805,9 @@ class MemoryManager:
         hits = list(hits)
         owners = {(h.record.tenant_id, h.record.user_id) for h in hits}
         with self.writing("reinforcing recalled memories"):
-            for tenant_id, user_id in owners:
-                ids = [h.record.memory_id for h in hits if (h.record.tenant_id, h.record.user_id) == (tenant_id, user_id)]
-                records = list(self.store.get(ids, tenant_id=tenant_id, user_id=user_id).values())
+            for key in owners:
+                ids = [h.record.memory_id for h in hits if (h.record.tenant_id, h.record.user_id) == key]
+                records = list(self.store.get(ids, owner=Owner(*key)).values())
                 for rec in records:
                     rec.access_count += 1
                     rec.last_accessed_at = max(rec.last_accessed_at, at)
@@ -790,14 +818,17 @@ class MemoryManager:
         config: MemoryConfig | None = None, reinforce: bool = True,
     ) -> Context:
         """Summary + recent window + governed memories (within the token budget), all of this user only."""
-        result = self.retrieve(query, tenant_id=tenant_id, user_id=user_id, as_of=as_of, config=config, reinforce=reinforce)
-        summary = self.summary(tenant_id=tenant_id, user_id=user_id)
-        recent = self.recent(tenant_id=tenant_id, user_id=user_id)
+        cfg = config or self.config
+        validate_text(query, "query", max_chars=cfg.max_message_chars)
+        owner = Owner.of(tenant_id, user_id)
+        result = self._retrieve(query, owner, as_of=as_of, config=cfg, reinforce=reinforce, include_blind=True)
+        summary = self._summary(owner)
+        recent = self._recent(owner)
         text = format_context(summary, recent, result.governed)
         return Context(
             text=text, summary=summary, recent=recent, memories=result.governed,
             tokens=self.token_counter(text), memory_tokens=result.governed_tokens,
-            token_budget=(config or self.config).token_budget,
+            token_budget=cfg.token_budget,
         )
 
     # --- erase --------------------------------------------------------------
@@ -813,26 +844,24 @@ class MemoryManager:
         finished, by :meth:`recover` when the store is next opened, or by this call again. On a full disk it raises
         :class:`DiskFullError`: "refused, nothing of it done" when not even the record could be written.
         """
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        return self._erase((tenant_id, user_id), actor=actor, disk_scan=disk_scan)
+        return self._erase(Owner.of(tenant_id, user_id), actor=actor, disk_scan=disk_scan)
 
-    def _erase(self, owner: tuple[str, str], *, actor: str, disk_scan: bool, action: str = "erase_user"
-               ) -> EraseReport:
-        """:meth:`erase_user` of a validated owner; ``action`` names its audit entry. An erasure of the owner that
-        was interrupted before (its record is there) is finished by this one: see memory/runtime/erase.py."""
-        tenant_id, user_id = owner
+    def _erase(self, owner: Owner, *, actor: str, disk_scan: bool, action: str = "erase_user") -> EraseReport:
+        """:meth:`erase_user` of an owner; ``action`` names its audit entry. An erasure of the owner that was
+        interrupted before (its record is there) is finished by this one: see memory/runtime/erase.py."""
+        key = owner.key  # how the erase epochs and the erasures being verified are kept (as plans name owners)
         texts = self.store.texts
         recorded = False
-        with self.writing(f"the erasure of {tenant_id}/{user_id}"):
-            self._epochs[owner] = self._epochs.get(owner, 0) + 1
-            self._verifying[owner] = self._verifying.get(owner, 0) + 1
+        with self.writing(f"the erasure of {owner}"):
+            self._epochs[key] = self._epochs.get(key, 0) + 1
+            self._verifying[key] = self._verifying.get(key, 0) + 1
             try:
-                prior = texts.pending_erasure(tenant_id, user_id)
-                evidence = Evidence.collect(self, tenant_id, user_id)
+                prior = texts.pending_erasure(owner)
+                evidence = Evidence.collect(self, owner)
                 self._begin_erasure(owner, actor=actor, disk_scan=disk_scan, evidence=evidence)  # before any delete
                 recorded = True
                 audit = {} if prior is None else {"interrupted": {"actor": prior.actor, "at": prior.at}}
-                erased = delete_everywhere(self, tenant_id=tenant_id, user_id=user_id, actor=actor, evidence=evidence,
+                erased = delete_everywhere(self, owner, actor=actor, evidence=evidence,
                                            segments=prior.segments if prior else None, action=action, audit=audit)
                 # every registered cache holding user text (the write path's memos, judges, other managers' queries)
                 erased.removed["text_memos"] = forget_texts(erased.evidence.texts)
@@ -859,49 +888,49 @@ class MemoryManager:
             self._done_verifying(owner)
         return report
 
-    def _end_erasure(self, owner: tuple[str, str]) -> None:
+    def _end_erasure(self, owner: Owner) -> None:
         """Remove the owner's pending-erasure record (the erasure ran to its report) and take the room for records
         again. If the record cannot be removed, it stays: the next opening repeats the erasure, which finds nothing."""
         try:
-            self.store.texts.end_erasure(*owner)
+            self.store.texts.end_erasure(owner)
         except Exception as exc:  # noqa: BLE001 - done and verified; the report stands
             log.warning("the erasure of %s/%s is done but its pending record stays: %s", *owner, exc)
         self.store.texts.room.keep()
 
-    def _begin_erasure(self, owner: tuple[str, str], *, actor: str, disk_scan: bool, evidence: Any) -> None:
+    def _begin_erasure(self, owner: Owner, *, actor: str, disk_scan: bool, evidence: Any) -> None:
         """Write the owner's pending-erasure record (before the first delete), with what finishing an interrupted
         erasure needs: whether it scans the disk, and the Chroma segment folders of the owner's collection."""
         detail = {"disk_scan": bool(disk_scan), "segments": list(evidence.segments or [])}
         try:
-            self.store.texts.begin_erasure(*owner, actor=actor, detail=detail)
+            self.store.texts.begin_erasure(owner, actor=actor, detail=detail)
         except Exception as exc:
             if is_disk_full(exc, self.data_dir):
-                raise self._disk_full(self.data_dir, f"the erasure of {owner[0]}/{owner[1]} was refused, nothing of "
+                raise self._disk_full(self.data_dir, f"the erasure of {owner} was refused, nothing of "
                                       "it done (not even its pending record could be written)") from exc
             raise
 
-    def _erasure_failed(self, owner: tuple[str, str], exc: BaseException) -> BaseException:
+    def _erasure_failed(self, owner: Owner, exc: BaseException) -> BaseException:
         """What an erasure that failed after its pending record was written raises: on a full disk one DiskFullError
         that says the erasure is owed; any other error as it was."""
         if isinstance(exc, Exception) and is_disk_full(exc, self.data_dir):
-            return self._disk_full(self.data_dir, f"the erasure of {owner[0]}/{owner[1]} could not finish "
+            return self._disk_full(self.data_dir, f"the erasure of {owner} could not finish "
                                    "(audit_user lists what is still stored); it stays pending: the user is not "
                                    "served until it is finished, when the store is next opened or the user erased "
                                    "again")
         return exc
 
-    def _done_verifying(self, owner: tuple[str, str]) -> None:
+    def _done_verifying(self, owner: Owner) -> None:
+        key = owner.key
         with self._idle:
-            self._verifying[owner] -= 1
-            if not self._verifying[owner]:
-                del self._verifying[owner]
+            self._verifying[key] -= 1
+            if not self._verifying[key]:
+                del self._verifying[key]
             self._idle.notify_all()
 
     def audit_user(self, *, tenant_id: str, user_id: str, disk_scan: bool = False) -> list[PathCheck]:
         """What every path holds of one user now: the erasure's own verification, run without erasing."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        evidence = Evidence.collect(self, tenant_id, user_id)
-        return verify_erased(self, tenant_id=tenant_id, user_id=user_id, evidence=evidence, disk_scan=disk_scan)
+        owner = Owner.of(tenant_id, user_id)
+        return verify_erased(self, owner, evidence=Evidence.collect(self, owner), disk_scan=disk_scan)
 
     def _catch_up(self) -> None:
         """Before a read: when another client of the text file (another process on the folder, or on the same
@@ -925,13 +954,15 @@ class MemoryManager:
 
     def count(self, *, tenant_id: str, user_id: str) -> int:
         """The user's long-term records (the archive included), counted by the store."""
-        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
-        return self.store.count(tenant_id, user_id)
+        owner = Owner.of(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
+        return self.store.count(owner)
 
     def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
         """The stored vectors of the user's records ``memory_ids`` (memory_id -> unit vector)."""
-        self._refuse_if_erasing(*check_owner(tenant_id, user_id))
-        return self.store.embeddings(memory_ids, tenant_id=tenant_id, user_id=user_id)
+        owner = Owner.of(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
+        return self.store.embeddings(memory_ids, owner=owner)
 
     def audit_log(self) -> list[dict[str, Any]]:
         """The workspace's audit trail (erasures, forgetting passes, ...), oldest first."""
@@ -939,9 +970,9 @@ class MemoryManager:
 
     def decisions(self, *, tenant_id: str, user_id: str, message_id: str | None = None) -> list[dict[str, Any]]:
         """The user's logged write-path decisions, oldest first (only one message's with ``message_id``)."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        self._refuse_if_erasing(tenant_id, user_id)
-        return self.store.decisions(tenant_id, user_id, message_id=message_id)
+        owner = Owner.of(tenant_id, user_id)
+        self._refuse_if_erasing(owner)
+        return self.store.decisions(owner, message_id=message_id)
 
     def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
         """Journaled write plans not committed yet (a crashed writer's, or one being applied now)."""

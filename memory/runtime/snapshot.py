@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.core.errors import InputError
+from memory.core.owner import Owner
 from memory.core.schema import MemoryRecord
 
 if TYPE_CHECKING:
@@ -59,9 +60,10 @@ def snapshot(manager: MemoryManager) -> Snapshot:
     records: list[MemoryRecord] = []
     blobs: list[bytes] = []
     with manager.writing():
-        for tenant_id, user_id in store.owners():
-            ids, raw = store.owner_vector_bytes(tenant_id, user_id)
-            found = store.get(ids, tenant_id=tenant_id, user_id=user_id)
+        for key in store.owners():
+            owner = Owner(*key)
+            ids, raw = store.owner_vector_bytes(owner)
+            found = store.get(ids, owner=owner)
             for memory_id, blob in zip(ids, raw):
                 if memory_id in found and blob is not None:
                     records.append(found[memory_id])
@@ -89,5 +91,5 @@ def restore(manager: MemoryManager, snap: Snapshot, *, actor: str = "system") ->
             store.put_records(records, snap.vectors)
             for name in COPIED_TABLES:
                 store.copy_rows(name, list(snap.tables.get(name, ())))
-            store.audit("restore", "", "", actor=actor, detail={"owners": len(snap.owners()), **snap.count()})
+            store.audit("restore", None, actor=actor, detail={"owners": len(snap.owners()), **snap.count()})
     return snap.count()

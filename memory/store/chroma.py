@@ -8,7 +8,8 @@ TextStore (raw text, lifecycle metadata, a copy of each vector).
 * Cosine space; :func:`similarity_from_distance` is the only place a distance
   becomes a similarity (higher is more similar).
 * Isolation by (tenant_id, user_id) is physical: each owner's vectors are a collection of their own and each
-  owner's rows are read by an indexed owner key; no read is filtered after the fact by owner.
+  owner's rows are read by an indexed owner key; no read is filtered after the fact by owner. Every method of one
+  owner takes it as one :class:`~memory.core.owner.Owner`, validated where it entered the library.
   :func:`in_scope` is the one lifecycle predicate (active / inactive / hot / all).
 * Layout history and the migration from layout 1: memory/store/migrate.py.
 """
@@ -34,7 +35,7 @@ from memory.store.chroma_files import (Serialized, opening, purge_collection, re
 from memory.core.errors import ErasedError, MemoryLabError
 from memory.store.binding import bind, unbind
 from memory.store.heap import zero_fill_allocations
-from memory.core.owner import check_owner
+from memory.core.owner import Owner
 from memory.core.schema import MemoryRecord, field_values, validate_identifier
 from memory.store.textstore import TextStore
 
@@ -288,17 +289,17 @@ class MemoryStore:
             return
         vectors = _matrix(embeddings, len(records))
         for owner, idx in _by_owner(records).items():
-            name = self.texts.collection_of(*owner, create=True)
+            name = self.texts.collection_of(owner, create=True)
             assert name is not None  # create=True registers the owner's collection, so there is a name
             for start in range(0, len(idx), self._batch):
                 part = idx[start : start + self._batch]
                 self._upsert(name, [self.texts.vector_id(records[i].memory_id) for i in part], vectors[part])
-            if self.texts.collection_of(*owner) != name:
+            if self.texts.collection_of(owner) != name:
                 # Another writer (another process on this folder) erased the owner while these vectors went in: the
                 # upsert may have made the erased collection again, unregistered, where no erasure would reach it.
                 self._delete_collection(name)
-                raise ErasedError(f"({owner[0]!r}, {owner[1]!r}) was erased by another writer while this write ran: "
-                                  "its vectors were removed and nothing of the write is stored")
+                raise ErasedError(f"({owner.tenant_id!r}, {owner.user_id!r}) was erased by another writer while this "
+                                  "write ran: its vectors were removed and nothing of the write is stored")
 
     def put_records(self, records: list[MemoryRecord], embeddings: np.ndarray) -> None:
         """The TextStore half of :meth:`add` (joins the caller's TextStore transaction, if any)."""
@@ -308,35 +309,34 @@ class MemoryStore:
         owners = _by_owner(records)
         with self.texts.transaction():
             for owner in owners:
-                self.texts.collection_of(*owner, create=True)
-            before = {owner: self.texts.version(*owner) for owner in owners}
+                self.texts.collection_of(owner, create=True)
+            before = {owner: self.texts.version(owner) for owner in owners}
             self.texts.put_records([
                 (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r), vectors[i].tobytes())
                 for i, r in enumerate(records)
             ])
             for owner, idx in owners.items():  # the write has the vectors: the cached matrix follows it
-                step = functools.partial(self._cache.extend, owner, before[owner], self.texts.version(*owner),
+                step = functools.partial(self._cache.extend, owner.key, before[owner], self.texts.version(owner),
                                          [records[i].memory_id for i in idx], vectors[idx], limit=self.exact_max)
                 self.texts.after_commit(step)
 
     def remove_vectors(self, records: list[MemoryRecord]) -> None:
         """Delete these records' vectors from their owners' collections (the rollback of :meth:`add_vectors`)."""
         for owner, idx in _by_owner(records).items():
-            name = self.texts.collection_of(*owner)
+            name = self.texts.collection_of(owner)
             handle = self._handle(name, create=False) if name else None
             if handle is not None:
                 handle.delete(ids=[self.texts.vector_id(records[i].memory_id) for i in idx])
 
-    def delete_vectors(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> int:
+    def delete_vectors(self, owner: Owner, memory_ids: list[str]) -> int:
         """Remove these records' vectors from the owner's collection (for :meth:`MemoryManager.delete_records`,
         after their text-store rows are gone, under the manager's write lock). On an embedded store no file of
         Chroma's may keep them, and a deleted vector stays in Chroma's log and HNSW files: the collection is purged
         (:func:`purge_collection`) and made again under its registered name from the vectors of the owner's records
         that remain (the text store's copies), so the cost is the owner's vectors. On a server (its files are not
         this process's) or in memory: Chroma's delete. Returns how many vectors went."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        name = self.texts.collection_of(tenant_id, user_id)
-        self._cache.pop((tenant_id, user_id))
+        name = self.texts.collection_of(owner)
+        self._cache.pop(owner.key)
         if name is None or not memory_ids:
             return 0
         if self.chroma_dir is None:
@@ -347,7 +347,7 @@ class MemoryStore:
             handle.delete(ids=[self.texts.vector_id(m) for m in memory_ids])
             return int(before - handle.count())
         before = self._delete_collection(name)
-        ids, blobs = self.texts.vectors(tenant_id, user_id)
+        ids, blobs = self.texts.vectors(owner)
         keep = [(i, b) for i, b in zip(ids, blobs) if b is not None]
         if keep:
             vectors = np.frombuffer(b"".join(b for _, b in keep), dtype=np.float32).reshape(-1, self.dim)
@@ -365,24 +365,22 @@ class MemoryStore:
             (r.memory_id, r.tenant_id, r.user_id, r.content, _fields(r)) for r in records
         ])
 
-    def delete_owner(self, tenant_id: str, user_id: str) -> dict[str, int]:
+    def delete_owner(self, owner: Owner) -> dict[str, int]:
         """Delete the owner's collection (on an embedded store: its rows and index files, overwritten); the
         caller erases the TextStore rows. Returns how many vectors it held (``long_term_vectors``). What
         Chroma's own page reuse may have left in its file is :meth:`chroma_traces`' to find."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        name = self.texts.collection_of(tenant_id, user_id)
-        self._cache.pop((tenant_id, user_id))
+        name = self.texts.collection_of(owner)
+        self._cache.pop(owner.key)
         if name is None:
             return {"long_term_vectors": 0}
         return {"long_term_vectors": self._delete_collection(name)}
 
-    def erase_owner_texts(self, tenant_id: str, user_id: str, *,
+    def erase_owner_texts(self, owner: Owner, *,
                           scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
         """Delete every text-store row of the owner (records, window, summary, decision log, ingestion marks,
         registry entry) and scrub its part out of pending write plans; counts per path, and ``others_touched``."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        name = self.texts.collection_of(tenant_id, user_id)
-        counts = self.texts.erase_owner(tenant_id, user_id, scrub_plan=scrub_plan)
+        name = self.texts.collection_of(owner)
+        counts = self.texts.erase_owner(owner, scrub_plan=scrub_plan)
         if name is not None:  # a writer of another process may have made the collection again since delete_owner:
             counts["long_term_vectors_late"] = self._delete_collection(name)  # with the registry gone, none can now
         return counts
@@ -416,38 +414,38 @@ class MemoryStore:
         the folder that is none of these, nor another workspace's, is one no erasure would reach."""
         return {name for *_, name in self.texts.collections()}
 
-    def owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
+    def owner_rows(self, owner: Owner) -> dict[str, int]:
         """How many rows the owner has left in each text-store table (what an erasure's verification counts)."""
-        return self.texts.count_owner_rows(*check_owner(tenant_id, user_id))
+        return self.texts.count_owner_rows(owner)
 
-    def owner_vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
+    def owner_vector_ids(self, owner: Owner) -> list[str]:
         """The ids under which the owner's vectors were given to Chroma (random, see TextStore.put_records)."""
-        return self.texts.vector_ids(*check_owner(tenant_id, user_id))
+        return self.texts.vector_ids(owner)
 
-    def owner_vector_bytes(self, tenant_id: str, user_id: str) -> tuple[list[str], list[bytes]]:
+    def owner_vector_bytes(self, owner: Owner) -> tuple[list[str], list[bytes]]:
         """(memory ids, raw float32 vector bytes) of the owner's records, as the text store keeps them."""
-        return self.texts.vectors(*check_owner(tenant_id, user_id))
+        return self.texts.vectors(owner)
 
-    def collection_of(self, tenant_id: str, user_id: str) -> str | None:
+    def collection_of(self, owner: Owner) -> str | None:
         """The name of the owner's Chroma collection (None: the owner has none)."""
-        return self.texts.collection_of(*check_owner(tenant_id, user_id))
+        return self.texts.collection_of(owner)
 
     def text_owners(self) -> list[tuple[str, str]]:
         """Every (tenant, user) with any text-store row (records, window, summary, ...)."""
         return self.texts.owners()
 
-    def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
+    def decisions(self, owner: Owner, *, message_id: str | None = None) -> list[dict[str, Any]]:
         """The owner's logged write-path decisions, oldest first (of one message with ``message_id``)."""
-        return self.texts.decisions(*check_owner(tenant_id, user_id), message_id=message_id)
+        return self.texts.decisions(owner, message_id=message_id)
 
-    def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
+    def window(self, owner: Owner) -> list[dict[str, Any]]:
         """The owner's recent window as stored (message fields), oldest first: what an erasure or an audit reads, also
         while the owner's erasure is pending (the manager's reads refuse the owner then)."""
-        return self.texts.window(*check_owner(tenant_id, user_id))
+        return self.texts.window(owner)
 
-    def summary(self, tenant_id: str, user_id: str) -> str:
+    def summary(self, owner: Owner) -> str:
         """The owner's rolling summary as stored ('' for none), read as :meth:`window` is."""
-        return self.texts.summary(*check_owner(tenant_id, user_id))[0]
+        return self.texts.summary(owner)[0]
 
     def pending_plans(self) -> list[tuple[int, dict[str, Any]]]:
         """Write plans journaled and not committed yet, as (sequence, plan)."""
@@ -466,10 +464,11 @@ class MemoryStore:
         """One text-store transaction around everything inside (re-entrant)."""
         return self.texts.transaction()
 
-    def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
-        """Append one entry to the workspace's audit trail (known, once committed, as this process's own)."""
+    def audit(self, action: str, owner: Owner | None, *, actor: str, detail: dict[str, Any]) -> None:
+        """Append one entry to the workspace's audit trail (known, once committed, as this process's own): of one
+        owner, or of the whole workspace with None (a snapshot's restore)."""
         with self.texts.transaction():
-            self.texts.audit(action, tenant_id, user_id, actor=actor, detail=detail)
+            self.texts.audit(action, owner, actor=actor, detail=detail)
             if self._text_key is not None:
                 self.texts.after_commit(functools.partial(_audited_here, self._text_key, self.texts.audit_head()))
 
@@ -552,37 +551,36 @@ class MemoryStore:
 
     # --- reads --------------------------------------------------------------
     def query(
-        self, embedding: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
+        self, embedding: np.ndarray, *, owner: Owner, n: int, scope: Scope, now: float | None = None
     ) -> list[tuple[MemoryRecord, float]]:
         """The ``n`` most similar records of one (tenant, user) within a scope, as (record, similarity)."""
-        return self.query_many(np.asarray(embedding, dtype=np.float32).reshape(1, -1), tenant_id=tenant_id,
-                               user_id=user_id, n=n, scope=scope, now=now)[0]
+        return self.query_many(np.asarray(embedding, dtype=np.float32).reshape(1, -1), owner=owner, n=n, scope=scope,
+                               now=now)[0]
 
     def query_many(
-        self, embeddings: np.ndarray, *, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None = None
+        self, embeddings: np.ndarray, *, owner: Owner, n: int, scope: Scope, now: float | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """:meth:`query` for several query vectors of one owner at once (one read of the owner's vectors)."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
         in_scope(_PROBE, scope=scope, now=now)  # a bad scope or a missing time fails before any read
         queries = np.asarray(embeddings, dtype=np.float32).reshape(-1, self.dim)
         n = max(int(n), 1)
-        owned = self._owner_matrix(tenant_id, user_id)
+        owned = self._owner_matrix(owner)
         if owned is None:
-            return [self._ann(q, tenant_id, user_id, n, scope, now) for q in queries]
+            return [self._ann(q, owner, n, scope, now) for q in queries]
         ids, matrix = owned
         if not ids:
             return [[] for _ in queries]
         sims = queries @ matrix.T
-        return [self._take(ids, row, tenant_id, user_id, n, scope, now) for row in sims]
+        return [self._take(ids, row, owner, n, scope, now) for row in sims]
 
     def scan(
-        self, embedding: np.ndarray, *, tenant_id: str, user_id: str, scope: Scope, now: float | None = None
+        self, embedding: np.ndarray, *, owner: Owner, scope: Scope, now: float | None = None
     ) -> list[tuple[MemoryRecord, float]]:
         """Every record of one (tenant, user) within a scope, scored exactly, most similar first (ties by id).
 
         For pools covering all of a user's memories (the lab, studies): no approximate index, no cut.
         """
-        records, matrix = self.owner_vectors(tenant_id, user_id, scope=scope, now=now)
+        records, matrix = self.owner_vectors(owner, scope=scope, now=now)
         if not records:
             return []
         distances = 1.0 - matrix @ np.asarray(embedding, dtype=np.float32).reshape(-1)
@@ -590,50 +588,42 @@ class MemoryStore:
         scored.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
         return scored
 
-    def owner_vectors(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None
+    def owner_vectors(self, owner: Owner, *, scope: Scope = "all", now: float | None = None
                       ) -> tuple[list[MemoryRecord], np.ndarray]:
         """One owner's records within a scope and their vectors, row by row (for exact scoring by the caller)."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        records = self.records(tenant_id, user_id, scope=scope, now=now)
-        vectors = self.embeddings([r.memory_id for r in records], tenant_id=tenant_id, user_id=user_id)
+        records = self.records(owner, scope=scope, now=now)
+        vectors = self.embeddings([r.memory_id for r in records], owner=owner)
         records = [r for r in records if r.memory_id in vectors]
         matrix = np.stack([vectors[r.memory_id] for r in records]) if records else np.zeros((0, self.dim), np.float32)
         return records, matrix
 
-    def records(self, tenant_id: str, user_id: str, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
+    def records(self, owner: Owner, *, scope: Scope = "all", now: float | None = None) -> list[MemoryRecord]:
         """Every record of one (tenant, user) within a scope, oldest first."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        found = [_record(tenant_id, user_id, *row) for row in self.texts.records(tenant_id, user_id)]
+        found = [_record(owner, *row) for row in self.texts.records(owner)]
         kept = [r for r in found if in_scope(r.__dict__, scope=scope, now=now)]
         return sorted(kept, key=lambda r: (r.created_at, r.memory_id))
 
-    def get(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, MemoryRecord]:
+    def get(self, memory_ids: list[str], *, owner: Owner) -> dict[str, MemoryRecord]:
         """Some of one owner's records by id (ids of other owners are simply not found)."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
-        rows = self.texts.records(tenant_id, user_id, list(memory_ids))
-        return {row[0]: _record(tenant_id, user_id, *row) for row in rows}
+        rows = self.texts.records(owner, list(memory_ids))
+        return {row[0]: _record(owner, *row) for row in rows}
 
-    def embeddings(self, memory_ids: list[str], *, tenant_id: str, user_id: str) -> dict[str, np.ndarray]:
+    def embeddings(self, memory_ids: list[str], *, owner: Owner) -> dict[str, np.ndarray]:
         """Stored vectors of some of one owner's records."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
         if not memory_ids:
             return {}
-        ids, blobs = self.texts.vectors(tenant_id, user_id, list(memory_ids))
+        ids, blobs = self.texts.vectors(owner, list(memory_ids))
         return {i: np.frombuffer(b, dtype=np.float32) for i, b in zip(ids, blobs) if b is not None}
 
-    def count(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
+    def count(self, owner: Owner | None = None) -> int:
         """Records in the workspace: all of them, or one (tenant, user)'s."""
-        if tenant_id is None:
-            return self.texts.count_texts()
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        return self.texts.count_texts(tenant_id, user_id)
+        return self.texts.count_texts(owner)
 
-    def vector_count(self, tenant_id: str, user_id: str) -> int:
+    def vector_count(self, owner: Owner) -> int:
         """Vectors in the owner's Chroma collection (0 when it has none): what the vector store itself says."""
-        tenant_id, user_id = check_owner(tenant_id, user_id)
-        name = self.texts.collection_of(tenant_id, user_id)
+        name = self.texts.collection_of(owner)
         handle = self._handle(name, create=False) if name else None
         return handle.count() if handle is not None else 0
 
@@ -653,7 +643,7 @@ class MemoryStore:
         for tenant_id, user_id, name in self.texts.collections():
             handle = self._handle(name, create=False)
             vectors += handle.get(include=[])["ids"] if handle is not None else []
-            records |= set(self.texts.vector_ids(tenant_id, user_id))
+            records |= set(self.texts.vector_ids(Owner(tenant_id, user_id)))
         held = set(vectors)
         return {"vectors": len(vectors), "records": len(records), "vectors_without_record": len(held - records),
                 "records_without_vector": len(records - held), "duplicates": len(vectors) - len(held)}
@@ -663,28 +653,28 @@ class MemoryStore:
         return self.texts.record_owners()
 
     # --- internals ----------------------------------------------------------
-    def _owner_matrix(self, tenant_id: str, user_id: str) -> tuple[list[str], np.ndarray] | None:
+    def _owner_matrix(self, owner: Owner) -> tuple[list[str], np.ndarray] | None:
         """The owner's ids and vectors for an exact scan (cached by version); None when the owner has more
         than ``exact_max`` records (ranked by the HNSW index instead)."""
-        version = self.texts.version(tenant_id, user_id)
+        version = self.texts.version(owner)
         if version is None:
             return [], np.zeros((0, self.dim), np.float32)
-        key = (tenant_id, user_id)
+        key = owner.key
         hit = self._cache.get(key, version)
         if hit is not None:
             return hit.value
-        if self.texts.count_texts(tenant_id, user_id) > self.exact_max:
+        if self.texts.count_texts(owner) > self.exact_max:
             self._cache.put(key, version, None, 0)
             return None
-        ids, blobs = self.texts.vectors(tenant_id, user_id)
+        ids, blobs = self.texts.vectors(owner)
         keep = [i for i, b in enumerate(blobs) if b is not None]
         matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32).reshape(-1, self.dim)
         value = ([ids[i] for i in keep], matrix)
         self._cache.put(key, version, value, matrix.nbytes)
         return value
 
-    def _take(self, ids: list[str], sims: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope,
-              now: float | None) -> list[tuple[MemoryRecord, float]]:
+    def _take(self, ids: list[str], sims: np.ndarray, owner: Owner, n: int, scope: Scope, now: float | None
+              ) -> list[tuple[MemoryRecord, float]]:
         """The best ``n`` in-scope records by exact similarity: records are read in rank order, a widening
         chunk at a time, until ``n`` are in scope or none is left."""
         out: list[tuple[MemoryRecord, float]] = []
@@ -692,7 +682,7 @@ class MemoryStore:
         while start < len(sims) and len(out) < n:
             order = top_order(sims, start + chunk)[start:]
             part = [ids[j] for j in order]
-            found = self.get(part, tenant_id=tenant_id, user_id=user_id)
+            found = self.get(part, owner=owner)
             for j, memory_id in zip(order, part):
                 record = found.get(memory_id)
                 if record is not None and in_scope(record.__dict__, scope=scope, now=now):
@@ -700,21 +690,21 @@ class MemoryStore:
             start, chunk = start + chunk, chunk * 4
         return out[:n]
 
-    def _ann(self, query: np.ndarray, tenant_id: str, user_id: str, n: int, scope: Scope, now: float | None
+    def _ann(self, query: np.ndarray, owner: Owner, n: int, scope: Scope, now: float | None
              ) -> list[tuple[MemoryRecord, float]]:
         """The best ``n`` in-scope records through the owner's HNSW index, widening ``n_results`` until enough
         are in scope or the whole collection was returned."""
-        name = self.texts.collection_of(tenant_id, user_id)
+        name = self.texts.collection_of(owner)
         handle = self._handle(name, create=False) if name else None
         if handle is None:
             return []
-        total, k = self.texts.count_texts(tenant_id, user_id), 2 * n
+        total, k = self.texts.count_texts(owner), 2 * n
         while True:
             k = min(k, total)
             res = handle.query(query_embeddings=query.reshape(1, -1), n_results=max(k, 1), include=["distances"])
             vids, dists = res["ids"][0], res["distances"][0]
-            to_memory = self.texts.memory_ids_of(tenant_id, user_id, vids)
-            found = self.get(list(to_memory.values()), tenant_id=tenant_id, user_id=user_id)
+            to_memory = self.texts.memory_ids_of(owner, vids)
+            found = self.get(list(to_memory.values()), owner=owner)
             out = []
             for vid, d in zip(vids, dists):
                 record = found.get(to_memory.get(vid, ""))
@@ -881,11 +871,12 @@ def _matrix(embeddings: np.ndarray, rows: int) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(embeddings, dtype=np.float32).reshape(rows, -1))
 
 
-def _by_owner(records: list[MemoryRecord]) -> dict[tuple[str, str], list[int]]:
+def _by_owner(records: list[MemoryRecord]) -> dict[Owner, list[int]]:
+    """The records' indexes by owner (each owner made once, from its records' identifiers)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(records):
         groups.setdefault((r.tenant_id, r.user_id), []).append(i)
-    return groups
+    return {Owner(*key): idx for key, idx in groups.items()}
 
 
 def _fields(r: MemoryRecord) -> dict[str, Any]:
@@ -896,8 +887,8 @@ def _fields(r: MemoryRecord) -> dict[str, Any]:
     return out
 
 
-def _record(tenant_id: str, user_id: str, memory_id: str, content: str, fields: dict[str, Any]) -> MemoryRecord:
-    return MemoryRecord(memory_id=memory_id, tenant_id=tenant_id, user_id=user_id, content=content, **fields)
+def _record(owner: Owner, memory_id: str, content: str, fields: dict[str, Any]) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=owner.tenant_id, user_id=owner.user_id, content=content, **fields)
 
 
 _PROBE = {"archived": False, "is_deprecated": False, "valid_until": 0.0}

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from memory.core.errors import MemoryLabError
+from memory.core.owner import Owner
 from memory.store.space import is_disk_full
 
 BUSY_TIMEOUT_MS = 60_000
@@ -87,7 +88,10 @@ log = logging.getLogger(__name__)
 
 
 class TextStore:
-    """Thread-safe SQLite store for every piece of raw text, keyed by (tenant_id, user_id)."""
+    """Thread-safe SQLite store for every piece of raw text, keyed by (tenant_id, user_id).
+
+    Every method of one owner takes that owner as one :class:`~memory.core.owner.Owner` (validated where it entered
+    the library) and unpacks it into the SQL parameters itself."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
@@ -216,62 +220,58 @@ class TextStore:
             )
             return self._db.total_changes - before
 
-    def records(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
-                ) -> list[tuple[str, str, dict[str, Any]]]:
+    def records(self, owner: Owner, memory_ids: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
         """(memory_id, content, fields) of one owner's records: all of them, or those of ``memory_ids``."""
         if memory_ids is None:
             rows = self._rows("SELECT memory_id, content, fields FROM texts WHERE tenant_id = ? AND user_id = ?",
-                              (tenant_id, user_id))
+                              owner.key)
         else:  # looked up by key, the owner checked on each row found (+: not through the owner index)
             rows = self._rows_in("SELECT memory_id, content, fields FROM texts WHERE memory_id IN ({marks}) "
-                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=owner.key)
         return [(m, c, json.loads(f)) for m, c, f in rows]
 
-    def vectors(self, tenant_id: str, user_id: str, memory_ids: list[str] | None = None
-                ) -> tuple[list[str], list[bytes]]:
+    def vectors(self, owner: Owner, memory_ids: list[str] | None = None) -> tuple[list[str], list[bytes]]:
         """Ids and raw float32 vectors of one owner's records (all, or those of ``memory_ids``), in storage order."""
         if memory_ids is None:
             rows = self._rows("SELECT memory_id, vector FROM texts WHERE tenant_id = ? AND user_id = ? ORDER BY rowid",
-                              (tenant_id, user_id))
+                              owner.key)
         else:
             rows = self._rows_in("SELECT memory_id, vector FROM texts WHERE memory_id IN ({marks}) "
-                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=(tenant_id, user_id))
+                                 "AND +tenant_id = ? AND +user_id = ?", (), list(memory_ids), tail=owner.key)
         return [r[0] for r in rows], [r[1] for r in rows]
 
-    def memory_ids_of(self, tenant_id: str, user_id: str, vector_ids: list[str]) -> dict[str, str]:
+    def memory_ids_of(self, owner: Owner, vector_ids: list[str]) -> dict[str, str]:
         """vector_id -> memory_id for one owner's records (ids of other owners are simply not found)."""
         rows = self._rows_in("SELECT vector_id, memory_id FROM texts WHERE vector_id IN ({marks}) "
-                             "AND +tenant_id = ? AND +user_id = ?", (), list(vector_ids), tail=(tenant_id, user_id))
+                             "AND +tenant_id = ? AND +user_id = ?", (), list(vector_ids), tail=owner.key)
         return dict(rows)
 
-    def vector_ids(self, tenant_id: str, user_id: str) -> list[str]:
-        return [r[0] for r in self._rows("SELECT vector_id FROM texts WHERE tenant_id = ? AND user_id = ?",
-                                         (tenant_id, user_id))]
+    def vector_ids(self, owner: Owner) -> list[str]:
+        return [r[0] for r in self._rows("SELECT vector_id FROM texts WHERE tenant_id = ? AND user_id = ?", owner.key)]
 
-    def count_texts(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
-        if tenant_id is None:
+    def count_texts(self, owner: Owner | None = None) -> int:
+        """Records in the file: all of them, or one owner's."""
+        if owner is None:
             return self._rows("SELECT COUNT(*) FROM texts")[0][0]
-        return self._rows(
-            "SELECT COUNT(*) FROM texts WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
-        )[0][0]
+        return self._rows("SELECT COUNT(*) FROM texts WHERE tenant_id = ? AND user_id = ?", owner.key)[0][0]
 
     def record_owners(self) -> list[tuple[str, str]]:
         """Every (tenant_id, user_id) with long-term records."""
         return [(t, u) for t, u in self._rows("SELECT DISTINCT tenant_id, user_id FROM texts ORDER BY 1, 2")]
 
     # --- owners' collections ------------------------------------------------
-    def collection_of(self, tenant_id: str, user_id: str, *, create: bool = False) -> str | None:
+    def collection_of(self, owner: Owner, *, create: bool = False) -> str | None:
         """The name of the owner's vector collection (a random name, registered here once; with ``create``, the
         first caller's name wins, across processes too)."""
         if create:
             self._tx([("INSERT OR IGNORE INTO owners (tenant_id, user_id, collection) VALUES (?, ?, ?)",
-                       (tenant_id, user_id, f"mgl-{uuid.uuid4().hex}"))])
-        rows = self._rows("SELECT collection FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+                       (*owner.key, f"mgl-{uuid.uuid4().hex}"))])
+        rows = self._rows("SELECT collection FROM owners WHERE tenant_id = ? AND user_id = ?", owner.key)
         return rows[0][0] if rows else None
 
-    def version(self, tenant_id: str, user_id: str) -> int | None:
+    def version(self, owner: Owner) -> int | None:
         """The owner's record version (bumped by every put), None for an owner without a collection."""
-        rows = self._rows("SELECT version FROM owners WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+        rows = self._rows("SELECT version FROM owners WHERE tenant_id = ? AND user_id = ?", owner.key)
         return rows[0][0] if rows else None
 
     def collections(self) -> list[tuple[str, str, str]]:
@@ -301,18 +301,16 @@ class TextStore:
                     raise MemoryLabError(f"{self.path} belongs to {key} {found!r}, not {value!r}")
 
     # --- recent window ----------------------------------------------------
-    def window(self, tenant_id: str, user_id: str) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT message FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq", (tenant_id, user_id)
-        )
+    def window(self, owner: Owner) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT message FROM window WHERE tenant_id = ? AND user_id = ? ORDER BY seq", owner.key)
         return [json.loads(r[0]) for r in rows]
 
-    def push_window(self, tenant_id: str, user_id: str, messages: list[dict[str, Any]], *, keep: int
-                    ) -> list[dict[str, Any]]:
+    def push_window(self, owner: Owner, messages: list[dict[str, Any]], *, keep: int) -> list[dict[str, Any]]:
         """Append messages in order; pop and return the oldest ones beyond ``keep`` (the same ones, in the same
         order, as pushing them one by one would), atomically."""
+        tenant_id, user_id = owner.key
         with self.transaction():
-            current = self.window(tenant_id, user_id)
+            current = self.window(owner)
             seq = self._rows(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM window WHERE tenant_id = ? AND user_id = ?",
                 (tenant_id, user_id),
@@ -334,14 +332,14 @@ class TextStore:
             return overflow
 
     # --- summaries ----------------------------------------------------------
-    def summary(self, tenant_id: str, user_id: str) -> tuple[str, list[str]]:
-        rows = self._rows("SELECT text, source_ids FROM summaries WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+    def summary(self, owner: Owner) -> tuple[str, list[str]]:
+        rows = self._rows("SELECT text, source_ids FROM summaries WHERE tenant_id = ? AND user_id = ?", owner.key)
         return (rows[0][0], json.loads(rows[0][1])) if rows else ("", [])
 
-    def set_summary(self, tenant_id: str, user_id: str, text: str, source_ids: list[str]) -> None:
+    def set_summary(self, owner: Owner, text: str, source_ids: list[str]) -> None:
         self._tx([(
             "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
-            (tenant_id, user_id, text, json.dumps(source_ids, ensure_ascii=False)),
+            (*owner.key, text, json.dumps(source_ids, ensure_ascii=False)),
         )])
 
     # --- owners -------------------------------------------------------------
@@ -353,7 +351,7 @@ class TextStore:
         )
         return [(t, u) for t, u in rows]
 
-    def erase_owner(self, tenant_id: str, user_id: str, *,
+    def erase_owner(self, owner: Owner, *,
                     scrub_plan: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, int]:
         """Delete every row of one (tenant, user) in one transaction; return the counts removed.
 
@@ -363,15 +361,15 @@ class TextStore:
         rows the deletes removed beyond the owner's own, counted by key inside the same transaction (so a
         concurrent writer cannot blur it, and it costs the owner's rows, not a count of everyone else's).
         """
-        key = (tenant_id, user_id)
+        key = owner.key
         tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
         with self.transaction():
-            own = self.count_owner_rows(tenant_id, user_id)
+            own = self.count_owner_rows(owner)
             counts = {
-                "long_term_text": self.count_texts(tenant_id, user_id),
-                "recent_window": len(self.window(tenant_id, user_id)),
-                "summary": 1 if self.summary(tenant_id, user_id)[0] else 0,
-                "decision_log": self.count_decisions(tenant_id, user_id),
+                "long_term_text": self.count_texts(owner),
+                "recent_window": len(self.window(owner)),
+                "summary": 1 if self.summary(owner)[0] else 0,
+                "decision_log": self.count_decisions(owner),
                 "journal": 0,
             }
             deleted = {t: self._db.execute(f"DELETE FROM {t} WHERE tenant_id = ? AND user_id = ?", key).rowcount
@@ -388,18 +386,18 @@ class TextStore:
             counts["others_touched"] = sum(deleted[t] - own[t] for t in tables)
             return counts
 
-    def count_owner_rows(self, tenant_id: str, user_id: str) -> dict[str, int]:
+    def count_owner_rows(self, owner: Owner) -> dict[str, int]:
         """Rows of one owner in every table that is keyed by owner (the erasure check)."""
         tables = ("texts", "window", "summaries", "decisions", "ingested", "owners")
-        return {t: self._rows(f"SELECT COUNT(*) FROM {t} WHERE tenant_id = ? AND user_id = ?",
-                              (tenant_id, user_id))[0][0] for t in tables}
+        return {t: self._rows(f"SELECT COUNT(*) FROM {t} WHERE tenant_id = ? AND user_id = ?", owner.key)[0][0]
+                for t in tables}
 
     # --- ingestion marks and the write journal -------------------------------
-    def ingested(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
+    def ingested(self, owner: Owner, message_ids: list[str]) -> set[str]:
         """Which of these messages of one owner are fully ingested (the commit mark of the write path)."""
         rows = self._rows_in(
             "SELECT message_id FROM ingested WHERE tenant_id = ? AND user_id = ? AND message_id IN ({marks})",
-            (tenant_id, user_id), message_ids,
+            owner.key, message_ids,
         )
         return {r[0] for r in rows}
 
@@ -442,16 +440,16 @@ class TextStore:
         return [(seq, json.loads(plan)) for seq, plan in self._rows("SELECT seq, plan FROM journal ORDER BY seq")]
 
     # --- pending erasures ---------------------------------------------------
-    def begin_erasure(self, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
+    def begin_erasure(self, owner: Owner, *, actor: str, detail: dict[str, Any]) -> None:
         """Record, durably (its own committed transaction), that the owner's erasure has begun: before its first delete.
         ``detail`` is what an interrupted erasure needs to finish (never a text of the user). A record already there
         (an erasure interrupted before) is replaced, its ``segments`` kept. On a disk too full for the transaction,
         the :class:`ErasureRoom` is given back and the record written once more; if that fails too, it raises and
         nothing is recorded (the caller deletes nothing)."""
-        prior = self.pending_erasure(tenant_id, user_id)
+        prior = self.pending_erasure(owner)
         if prior is not None:
             detail = {**detail, "segments": sorted(set(prior.segments) | set(detail.get("segments") or []))}
-        row = (tenant_id, user_id, time.time(), actor, self._writer.token, _json(detail))
+        row = (*owner.key, time.time(), actor, self._writer.token, _json(detail))
         statement = [("INSERT OR REPLACE INTO erasures VALUES (?, ?, ?, ?, ?, ?)", row)]
         try:
             self._tx(statement)
@@ -461,19 +459,19 @@ class TextStore:
             log.warning("the disk holding %s is full: the room set aside for erasure records was given back", self.path)
             self._tx(statement)
 
-    def end_erasure(self, tenant_id: str, user_id: str) -> bool:
+    def end_erasure(self, owner: Owner) -> bool:
         """Remove this store's pending-erasure record of the owner (the erasure ran to its report); False when there
         was none of this store's (another process's erasure of the same owner replaced it, and removes it)."""
         with self.transaction():
             cur = self._db.execute("DELETE FROM erasures WHERE tenant_id = ? AND user_id = ? AND writer = ?",
-                                   (tenant_id, user_id, self._writer.token))
+                                   (*owner.key, self._writer.token))
             return cur.rowcount == 1
 
-    def pending_erasure(self, tenant_id: str, user_id: str) -> "PendingErasure | None":
+    def pending_erasure(self, owner: Owner) -> "PendingErasure | None":
         """The owner's pending-erasure record, if an erasure of the owner began and has not ended (one indexed read:
         every read of an owner asks it)."""
         rows = self._rows("SELECT tenant_id, user_id, at, actor, writer, detail FROM erasures "
-                          "WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id))
+                          "WHERE tenant_id = ? AND user_id = ?", owner.key)
         return PendingErasure.of(rows[0]) if rows else None
 
     def pending_erasures(self) -> list["PendingErasure"]:
@@ -491,8 +489,10 @@ class TextStore:
         return self._writer.alive(token)
 
     # --- audit --------------------------------------------------------------
-    def audit(self, action: str, tenant_id: str, user_id: str, *, actor: str, detail: dict[str, Any]) -> None:
-        """Record that something happened; callers must not put erased content in ``detail``."""
+    def audit(self, action: str, owner: Owner | None, *, actor: str, detail: dict[str, Any]) -> None:
+        """Record that something happened to one owner (None: to the whole workspace, kept with an empty tenant and
+        user); callers must not put erased content in ``detail``."""
+        tenant_id, user_id = ("", "") if owner is None else owner.key
         self._tx([(
             "INSERT INTO audit (at, action, tenant_id, user_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)",
             (time.time(), action, tenant_id, user_id, actor, json.dumps(detail, ensure_ascii=False)),
@@ -525,24 +525,23 @@ class TextStore:
             for t, u, m, at, e in rows
         )
 
-    def decisions(self, tenant_id: str, user_id: str, *, message_id: str | None = None) -> list[dict[str, Any]]:
+    def decisions(self, owner: Owner, *, message_id: str | None = None) -> list[dict[str, Any]]:
         """One (tenant, user)'s decision-log entries, oldest first (optionally of one message)."""
         sql = "SELECT entry FROM decisions WHERE tenant_id = ? AND user_id = ?"
-        args: tuple = (tenant_id, user_id)
+        args: tuple = owner.key
         if message_id is not None:
             sql += " AND message_id = ?"
             args += (message_id,)
         return [json.loads(r[0]) for r in self._rows(sql + " ORDER BY seq", args)]
 
-    def count_decisions(self, tenant_id: str | None = None, user_id: str | None = None) -> int:
-        if tenant_id is None:
+    def count_decisions(self, owner: Owner | None = None) -> int:
+        """Decision-log entries in the file: all of them, or one owner's."""
+        if owner is None:
             return self._rows("SELECT COUNT(*) FROM decisions")[0][0]
-        return self._rows(
-            "SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
-        )[0][0]
+        return self._rows("SELECT COUNT(*) FROM decisions WHERE tenant_id = ? AND user_id = ?", owner.key)[0][0]
 
     # --- removing some of an owner's rows (MemoryManager.delete_records) ------
-    def forget(self, tenant_id: str, user_id: str, *, memory_ids: list[str],
+    def forget(self, owner: Owner, *, memory_ids: list[str],
                drop_message: Callable[[dict[str, Any]], bool],
                rewrite_entry: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, int]:
         """Remove some of one owner's rows and the copies of their text, in one transaction (``secure_delete`` is on,
@@ -550,7 +549,7 @@ class TextStore:
         window messages ``drop_message`` is true for, and each decision-log entry as ``rewrite_entry`` returns it
         (None: deleted; an equal entry: left as it is). Costs the records named and the owner's window and log, not
         the file's. Returns how many records, window messages and log entries went, and log entries rewritten."""
-        key = (tenant_id, user_id)
+        key = owner.key
         with self.transaction():
             gone = self._rows_in("SELECT memory_id FROM texts WHERE memory_id IN ({marks}) AND +tenant_id = ? "
                                  "AND +user_id = ?", (), list(memory_ids), tail=key)

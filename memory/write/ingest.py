@@ -52,6 +52,7 @@ import numpy as np
 
 from memory.write.adjudicate import CandidateRef, Decision, Judge, adjudicate, judge_models, offer_judge, prepare_judge
 from memory.core.errors import ErasedError, InputError, MemoryLabError
+from memory.core.owner import Owner
 from memory.write.judges import DEFAULT_JUDGE, make_judge
 from memory.write.extract import DEFAULT_READ_CHARS, Extraction, Fact, extract, read_limit
 from memory.write.reading import read_statement
@@ -492,9 +493,9 @@ class Ingestor:
         read = getattr(self.manager.store, "embeddings", None)
         if read is None:
             return
-        for (tenant_id, user_id), texts in by_owner.items():
+        for key, texts in by_owner.items():
             if texts:
-                found = read(list(texts), tenant_id=tenant_id, user_id=user_id)
+                found = read(list(texts), owner=Owner(*key))
                 offer_judge(self.judge, model, [texts[i] for i in found], list(found.values()))
 
     def _likely_pairs(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]
@@ -581,10 +582,10 @@ class Ingestor:
         for i, p in enumerate(pending):
             groups.setdefault((p.message.tenant_id, p.message.user_id), []).append(i)
         store, k = self.manager.store, self.candidates * OVERFETCH
-        for (tenant_id, user_id), idx in groups.items():
+        for key, idx in groups.items():
             now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
             vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
-            found = store.query_many(vecs, tenant_id=tenant_id, user_id=user_id, n=k, scope="active", now=now)
+            found = store.query_many(vecs, owner=Owner(*key), n=k, scope="active", now=now)
             for i, pairs in zip(idx, found):
                 out[i] = pairs
         return out
@@ -600,8 +601,8 @@ def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[Mem
     owners: dict[tuple[str, str], list[tuple[MemoryRecord, MemoryRecord]]] = {}
     for read, ours in changed:
         owners.setdefault((read.tenant_id, read.user_id), []).append((read, ours))
-    for (tenant_id, user_id), pairs in owners.items():
-        now = store.get([r.memory_id for r, _ in pairs], tenant_id=tenant_id, user_id=user_id)
+    for key, pairs in owners.items():
+        now = store.get([r.memory_id for r, _ in pairs], owner=Owner(*key))
         for read, ours in pairs:
             fresh = now.get(read.memory_id)
             if fresh is None:
