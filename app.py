@@ -16,7 +16,7 @@ from lab.loading import FOREGROUND, STORE_FAULTS, store_fault_key
 from lab.state import render_sidebar, rerun_pending, widget_defaults
 
 # an emoji icon, drawn by the browser: a :material/ page icon is fetched from fonts.gstatic.com (a room without
-# internet got a missing icon; tests/test_offline_page.py)
+# internet got a missing icon; tests/test_browser.py)
 st.set_page_config(page_title="Memory Governance Lab", page_icon="🧠", layout="wide")
 with FOREGROUND.running():  # background loads of other sessions give way while this run draws (lab.loading)
     settings = render_sidebar()

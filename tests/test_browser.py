@@ -17,12 +17,15 @@ import inspect
 import itertools
 import json
 import os
+import re
 import socket
+import struct
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -360,6 +363,31 @@ def _shown_title(tab) -> str:
     return tab.locator("[data-testid='stMainBlockContainer'] h1").first.inner_text().strip()
 
 
+LOCAL = {"127.0.0.1"}
+"""The only host a page may ask anything of: the lab's server (tests bind it to loopback)."""
+
+
+@contextlib.contextmanager
+def _recording(browser, **options):
+    """A tab in a new 1024x768 context (an empty cache, no cookies: every file the page needs is asked for, and the
+    page opens its own lab) and the list of every URL it asks for (requests, websockets); the context closed after."""
+    context = browser.new_context(viewport=SCREEN, **options)
+    context.add_init_script(RUNS)
+    tab = context.new_page()
+    asked: list[str] = []
+    tab.on("request", lambda request: asked.append(request.url))
+    tab.on("websocket", lambda ws: asked.append(ws.url))
+    try:
+        yield tab, asked
+    finally:
+        context.close()
+
+
+def _outside(asked: list[str]) -> list[str]:
+    """The URLs of ``asked`` on a host other than the lab's server (data: and blob: URLs are the page's own)."""
+    return [url for url in asked if urlparse(url).scheme not in ("data", "blob") and urlparse(url).hostname not in LOCAL]
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("spec", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
@@ -369,16 +397,73 @@ def test_every_page_at_1024x768_in_both_languages(browser, server, spec, lang):
     then a full-page screenshot
     test-artifacts/screenshots/<page>-<lang>-1024x768.png. In Chinese this is also each page's Chinese deep link:
     lang=zh re-maps the threshold to e5's Chinese scale on the first run, which takes a rerun, and that rerun must
-    keep the linked page (app.py reruns after st.navigation), not fall back to the default one."""
-    context = _context(browser, SCREEN)
-    tab = context.new_page()
-    try:
+    keep the linked page (app.py reruns after st.navigation), not fall back to the default one.
+
+    And the page asks no host but the lab's server for anything (issue 51: a room without internet got a missing icon
+    on every page, Streamlit's front end fetched the page icon from fonts.gstatic.com): the tab's context is new, its
+    cache empty, and every request and websocket of the page is recorded with its host, the favicon and late fonts
+    included (asked for after the first run, before the screenshot's redraw has finished)."""
+    with _recording(browser) as (tab, asked):
         _open_watching(tab, f"{server}/{spec.link}" + ("?lang=zh" if lang == "zh" else ""), chart=spec.has_chart)
         _check_drawn(tab)
         assert (tab.url.split("?")[0].rsplit("/", 1)[-1], _shown_title(tab)) == (spec.link, _title(spec, lang))
         _full_page_shot(tab, SHOTS / f"{spec.url_path}-{lang}-1024x768.png")
-    finally:
-        _release(context)
+        assert len(asked) > 10, asked  # the recording works: the page's own files were asked for
+        assert _outside(asked) == [], _outside(asked)
+
+
+IDS = re.compile(r"^m\d+(·\d+)?$")
+"""A memory's id as a chart label (m4, m54·2): what a slide must not show in place of its text."""
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_charts_camera_gives_a_titled_slide_at_2x_with_texts_for_labels(browser, server, lang):
+    """One click on the recall chart's camera, as a presenter would: ``recall-candidates.png``, 2560x1440 (1280x720
+    at 2x); the chart drawn has its title in the page's language and its bars named by texts (no m4, m54), and the
+    download asks nothing outside."""
+    with _recording(browser, accept_downloads=True) as (tab, asked):
+        _open_watching(tab, f"{server}/" + ("?lang=zh" if lang == "zh" else ""), chart=True)
+        chart = tab.locator(".stPlotlyChart").first
+        title = chart.locator(".gtitle").first.text_content() or ""  # SVG text
+        assert title.startswith(i18n.TEXT["fig.title.candidates"][lang]), title
+        ticks = [t for t in chart.locator(".xtick text").all_text_contents() if t.strip()]
+        assert ticks and not [t for t in ticks if IDS.match(t)], ticks
+        chart.hover()
+        camera = chart.locator(".modebar-btn[data-title^='Download plot']")
+        camera.wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
+        with tab.expect_download(timeout=60_000) as download:
+            camera.click()
+        assert download.value.suggested_filename == "recall-candidates.png"
+        assert _png_size(open(download.value.path(), "rb").read()) == (2560, 1440)
+        assert _outside(asked) == [], _outside(asked)
+
+
+def test_the_study_pages_report_downloads_with_every_chart_as_a_slide(browser, server):
+    """The study page's "Download report" (the shipped scenario runs at once): a zip whose report.md names the
+    dataset and shows each chart, the charts drawn by the server (kaleido and Chromium, inside the lab's server) as
+    2560x1440 PNGs while the page asks nothing outside."""
+    import io
+    import zipfile
+
+    from lab import report
+
+    with _recording(browser, accept_downloads=True) as (tab, asked):
+        _open_watching(tab, f"{server}/study-view", chart=True)
+        with tab.expect_download(timeout=120_000) as download:
+            tab.get_by_role("button", name=i18n.TEXT["report.download"]["en"]).click()
+        assert download.value.suggested_filename.startswith("study-report-workshop-en-")
+        zipped = zipfile.ZipFile(io.BytesIO(open(download.value.path(), "rb").read()))
+        text = zipped.read("report.md").decode("utf-8")
+        assert "`workshop-en`" in text and "## Recommended operating point" in text
+        for chart in report.CHARTS:
+            assert f"](charts/{chart}.png)" in text, text
+            assert _png_size(zipped.read(f"charts/{chart}.png")) == (2560, 1440), chart
+        assert _outside(asked) == [], _outside(asked)
 
 
 def test_recall_with_minilm_and_url_parameters(page, server):

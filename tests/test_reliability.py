@@ -3,17 +3,15 @@
 
 import pytest
 
+from memory.core.errors import MemoryLabError
 from memory.reliability.engine import check_erasure, check_isolation
-from memory.reliability.runner import run_report
+from memory.reliability.runner import QUICK, STEPS, checks_named, run_report
 from memory.reliability.store import check_disk_full
 
 pytestmark = pytest.mark.process
 
-
-QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
-         "workspace_names", "chroma_files", "messages", "poison")
-"""The sections run here; lifecycle_races, shared_folder and hostile_inputs (minutes) run in .ci/run's full report
-and have their own tests (test_faults.py, test_crash_safety.py, test_hostile_cli.py)."""
+# The sections run here: memory.reliability.runner.QUICK; the others (minutes) run in .ci/run's report
+# (``--skip quick``: not twice) and have their own tests (test_faults.py, test_crash_safety.py, test_hostile_cli.py).
 
 
 def test_report_at_default_scale_passes_with_counts(lexical):
@@ -27,6 +25,15 @@ def test_report_at_default_scale_passes_with_counts(lexical):
     assert by_name["crash_safety"].figures["killed"] >= 1 and by_name["crash_safety"].figures["records_lost"] == 0
     kills = by_name["async_kills"].figures
     assert kills["killed"] >= 1 and kills["acknowledged"] >= 1 and kills["lost_acknowledged"] == 0
+
+
+def test_checks_are_named_by_group_or_name_and_an_unknown_one_is_one_line():
+    assert checks_named("quick") == QUICK
+    assert checks_named(" erase_kills , quick,") == (*QUICK, "erase_kills")  # report order
+    assert checks_named("") == ()
+    assert set(QUICK) < set(STEPS)
+    with pytest.raises(MemoryLabError, match=r"^unknown reliability check 'isolaton' \(use quick or isolation, "):
+        checks_named("isolation,isolaton")
 
 
 def test_isolation_check_catches_a_read_without_the_user(lexical, tmp_path, monkeypatch):

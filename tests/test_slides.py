@@ -5,7 +5,7 @@ recommended point and carries every chart, and the lesson's study step recommend
 Figure builders are tested directly (plotly figures are opaque to AppTest); the pages' chart calls through the
 chart element AppTest records; the report's PNGs with the real image engine (kaleido driving the machine's
 Chromium, as the lab's server does); the lesson's step through AppTest with the real models. The camera's PNG in a
-real browser: tests/test_offline_page.py."""
+real browser: tests/test_browser.py."""
 
 from __future__ import annotations
 

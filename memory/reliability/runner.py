@@ -24,6 +24,24 @@ STEPS = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills",
          "lifecycle_races", "shared_folder", "workspace_names", "chroma_files", "messages", "poison", "hostile_inputs", "shared_erase",
          "server_clients", "erase_kills")
 """The report's checks, in the order they run."""
+QUICK = ("isolation", "erasure", "hostile_input", "crash_safety", "async_kills", "write_failure", "disk_full",
+         "workspace_names", "chroma_files", "messages", "poison")
+"""The checks that take seconds at scale 1 (tests/test_reliability.py runs them); the others take minutes and have
+tests of their own (test_faults.py, test_crash_safety.py, test_hostile_cli.py, test_erase_pending.py, ...)."""
+
+
+def checks_named(value: str) -> tuple[str, ...]:
+    """The checks a comma-separated list names (``quick`` for :data:`QUICK`), in report order; MemoryLabError naming
+    an unknown one."""
+    names: set[str] = set()
+    for part in (p.strip() for p in value.split(",")):
+        if part == "quick":
+            names.update(QUICK)
+        elif part in STEPS:
+            names.add(part)
+        elif part:
+            raise MemoryLabError(f"unknown reliability check {part[:40]!r} (use quick or {', '.join(STEPS)})")
+    return tuple(name for name in STEPS if name in names)
 
 
 def run_report(embedder: Embedder, *, scale: int = 1, progress: Progress | None = None,

@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reliability", help="run the isolation, erasure, hostile-input and crash checks; print figures")
     p.add_argument("--scale", type=int, default=1, help="1 (default, about a minute) or more for larger runs")
     p.add_argument("--embedder", type=_embedder, metavar=EMBEDDER_METAVAR, default="lexical")
+    p.add_argument("--skip", metavar="NAMES", default="", help="checks not to run, comma-separated (quick: the "
+                   "ones that take seconds, which the test suite runs)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("migrate", help="move a data folder to the per-owner store layout (memory/store/migrate.py)")
@@ -388,18 +390,27 @@ def _reliability(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from memory.embed.embedders import make_embedder
-    from memory.reliability.runner import STEPS, run_report
+    from memory.reliability.runner import STEPS, checks_named, run_report
 
     if not 1 <= args.scale <= MAX_SCALE:
         raise CliError(f"error: --scale must be a whole number in [1, {MAX_SCALE}], got {_brief_int(args.scale)}")
+    try:
+        skipped = checks_named(args.skip)
+    except MemoryLabError as exc:
+        raise CliError(f"error: --skip: {exc}") from None
+    only = tuple(name for name in STEPS if name not in skipped)
     embedder = make_embedder(args.embedder)
-    with tqdm(total=len(STEPS), desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
+    with tqdm(total=len(only), desc="reliability", unit="check", file=sys.stderr, leave=False) as bar:
+        started = False
+
         def step(name: str) -> None:  # called before each check
-            if name != "isolation":
+            nonlocal started
+            if started:
                 bar.update(1)
+            started = True
             bar.set_postfix_str(name)
 
-        report = run_report(embedder, scale=args.scale, progress=step)
+        report = run_report(embedder, scale=args.scale, progress=step, only=only)
         bar.update(bar.total - bar.n)
     emit(report.to_dict(), as_json=args.json, text=lambda _: report.text())
     return 0 if report.ok else 1
