@@ -19,9 +19,13 @@ from functools import partial
 from pathlib import Path
 
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, parse_scenario
+from memory.write.adjudicate import judge_reason
 from memory.write.ingest import Ingestor
 from memory.eval.synth import SynthSpec, generate_scenario
 
+CHILD_JUDGE = judge_reason
+"""The child's judge: the rules, which load no model (the default learned judge loads MiniLM: 15.8 s of CPU per child
+start against a second). What a kill can break is the write path's plan, journal and stores, whatever judge decided."""
 SPEC = SynthSpec(users=4, tenants=2, messages=160, seed=2)
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +82,7 @@ def ingest_async(mm: MemoryManager, msgs: list) -> None:
     """Submit every message, then wait. Each message is acknowledged ("acked ID") by its future's callback, which the
     worker runs once the future completes, so an ack is printed no earlier than the ingestor resolves the future. A
     failed future is not acknowledged: ``result()`` raises it here, and the child exits non-zero."""
-    ing = Ingestor(mm, batch_size=4)
+    ing = Ingestor(mm, batch_size=4, judge=CHILD_JUDGE)
 
     def ack(message_id: str, future: Future) -> None:
         if future.exception() is None:
@@ -102,7 +106,7 @@ def main() -> None:
     if mode == "async":
         ingest_async(mm, msgs)
     elif mode == "facts":
-        ing = Ingestor(mm, batch_size=4)
+        ing = Ingestor(mm, batch_size=4, judge=CHILD_JUDGE)
         ing.ingest_many(msgs, progress=lambda d, t: say(f"batch {d}/{t}"))
     else:
         mm.add_many(msgs, batch_size=4, progress=lambda d, t: say(f"batch {d}/{t}"))

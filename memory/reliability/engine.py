@@ -150,12 +150,16 @@ _child(sys.argv[1], int(sys.argv[2]))
 def _child(folder: str, scale: int) -> None:
     """Ingest the crash scenario through the write path, printing a line per batch (run in a subprocess)."""
     from memory.embed.embedders import LexicalEmbedder
+    from memory.write.adjudicate import judge_reason
     from memory.write.ingest import Ingestor
 
     mm = MemoryManager(MemoryConfig(window_size=3), embedder=LexicalEmbedder(),
                        location=StoreLocation(data_dir=Path(folder)), workspace="crash")
     print(f"recovered {mm.recovered}", flush=True)
-    Ingestor(mm, batch_size=4).ingest_many(_scenario(scale, seed=13), progress=lambda d, t: print("batch", flush=True))
+    # the rules judge: no model to load at each restart (the learned judge's MiniLM is 15.8 s of CPU a start); a kill
+    # tests the plan, journal and stores, whichever judge decided
+    Ingestor(mm, batch_size=4, judge=judge_reason).ingest_many(_scenario(scale, seed=13),
+                                                                progress=lambda d, t: print("batch", flush=True))
     print("done", flush=True)
 
 
@@ -206,13 +210,14 @@ def _async_child(folder: str, scale: int) -> None:
     """Submit the crash scenario turn by turn with ``Ingestor.ingest_async``, as an agent's loop does, printing
     ``acked <id>`` once a turn's future has completed (run in a subprocess; a true retry of a stored turn is a no-op)."""
     from memory.embed.embedders import LexicalEmbedder
+    from memory.write.adjudicate import judge_reason
     from memory.write.ingest import Ingestor
 
     mm = MemoryManager(MemoryConfig(window_size=3), embedder=LexicalEmbedder(),
                        location=StoreLocation(data_dir=Path(folder)), workspace="crash")
     print(f"recovered {mm.recovered}", flush=True)
     lock = threading.Lock()
-    ingestor = Ingestor(mm, batch_size=4)
+    ingestor = Ingestor(mm, batch_size=4, judge=judge_reason)
 
     def acked(message_id: str) -> Callable[[Any], None]:
         def done(future: Any) -> None:

@@ -1,10 +1,11 @@
 """The write path's judges by name: one place that says which judge a name means, so the library, the CLI, an
 operating point and the lab decide the same pair the same way.
 
-- ``learned`` (the default): :class:`memory.write.learned.LearnedJudge`, the reading, e5 vectors and the changed
-  wording weighed by a model trained on labelled pairs (0.949 / 0.915 outcome / 4-verdict accuracy on 1,577 held-out
-  pairs against the rules' 0.749 / 0.594; about 30 ms a decision against the rules' 0.3 ms:
-  bench/results/judge_independent.md);
+- ``learned`` (the default): :class:`memory.write.learned.LearnedJudge`, the reading, the statements' vectors
+  (English on MiniLM, Chinese on e5: the lab's store models, so the write path hands them over) and the changed
+  wording weighed by a model trained on labelled pairs (0.949 / 0.914 outcome / 4-verdict accuracy on 1,577 held-out
+  pairs against the rules' 0.749 / 0.594: bench/results/judge_independent.md; about 0.3 ms a decision on the
+  write path: bench/results/write_phases.md);
 - ``rules``: :func:`memory.write.adjudicate.judge_reason`, the rules over the reading (the learned judge's features
   and its explanations; by name, for comparison and teaching);
 - ``bands``: the A6 article's two cosine bands (:func:`memory.write.adjudicate.plain_judge`), for comparisons.
