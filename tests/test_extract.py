@@ -139,6 +139,33 @@ def test_a_sentence_that_opens_with_its_verb_is_said_of_the_speaker(text, fact):
     assert [f.text for f in extract_facts(text)] == [fact]
 
 
+@pytest.mark.parametrize("text, facts", [
+    # a clause with no predicate of its own goes with the clause it qualifies (before it, or after it when it leads)
+    ("Our lab meets once a week, on Tuesdays.", ["Our lab meets once a week, on Tuesdays."]),
+    ("My commute is on two wheels, pedal-powered.", ["The user's commute is on two wheels, pedal-powered."]),
+    ("I fly to Boston on May 12, leaving at five past seven in the morning.",
+     ["The user flies to Boston on May 12, leaving at five past seven in the morning."]),
+    ("Sertraline 50mg. Once a day.", ["Sertraline 50mg, Once a day."]),
+    ("gym days for me are Mon, Wed and Fri", ["Gym days for the user are Mon, Wed and Fri."]),
+    ("Of all painters, Frida Kahlo's the one I love most.", ["Of all painters, Frida Kahlo's the one the user loves most."]),
+    ("I've got a golden retriever; his name's Biscuit.", ["The user has got a golden retriever, his name's Biscuit."]),
+    # asides say nothing; a title's period ends no sentence
+    ("Just so you know, I'm seeing my dentist on the third of May.",
+     ["The user is seeing the user's dentist on the third of May."]),
+    ("I'm 72 inches tall, for what it's worth.", ["The user is 72 inches tall."]),
+    ("Prof. Okafor supervises my PhD research.", ["Prof. Okafor supervises the user's PhD research."]),
+    ("青霉素我用不了，一用就过敏。", ["青霉素用户用不了，一用就过敏。"]),
+    ("我骑自行车通勤，单程八千米左右。", ["用户骑自行车通勤，单程八千米左右。"]),
+    # and a clause with a subject or a verb of its own stays a fact of its own
+    ("I moved to Denver. Once a week I ski.", ["The user moved to Denver.", "Once a week the user skis."]),
+])
+def test_a_clause_with_no_predicate_goes_with_the_clause_it_qualifies(text, facts):
+    """On the message path a fragment stored alone ("On Tuesdays.", "Prof.", "Just so you know.") is a fact about
+    nothing, judged new beside a restatement: the message then kept a duplicate (64 of 102 training pairs whose message
+    path differed from the pair path, bench.message_path --sets training --details)."""
+    assert [f.text for f in extract_facts(text)] == facts
+
+
 def test_clauses_with_subjects_of_their_own_are_still_atomic_facts():
     facts = extract_facts("I pay 45 bucks monthly for my mobile, and the data's unlimited. This weekend I'm hiking.")
     assert [f.text for f in facts] == ["The user pays 45 bucks monthly for the user's mobile.", "The data's unlimited.",

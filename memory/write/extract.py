@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memory.write.lexicon import (
-    FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, is_chinese,
+    ASIDES_EN, FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, is_chinese,
 )
 from memory.write.reading import Reading, read_statement
 from memory.core.errors import InputError
@@ -106,7 +106,7 @@ _SPEAKER_VERB_EN = re.compile(
     rf"(?!(?:{'|'.join(_NOT_PAST_EN)})\b)[a-z]{{2,}}ed\b)", re.I)
 """A sentence that opens with a verb said of the speaker ("Deleted duolingo.", "Just got a dog.", "Love it here.",
 "Allergic to nuts."): it gets "the user" as its subject. Not imperatives ("Use metric units.", "Don't forget ...")."""
-_POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|(?:this|that)(?!\s+(?:year|month|"
+_POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|his|her|their|(?:this|that)(?!\s+(?:year|month|"
                              r"week|weekend|morning|afternoon|evening|night|time|summer|winter|spring|autumn|fall)\b))\b|"
                              r"\b(?:it|them)$", re.I)
 """A clause about the thing or person of the clause before it: it opens with a pronoun ("it ends in 9032", "he's
@@ -115,7 +115,7 @@ _KIN_ZH = ("哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|爸爸|爸|妈妈|妈|�
            "男朋友|女朋友|对象|同事|老板|领导|室友|邻居|父亲|母亲|丈夫|妻子")
 _POINTS_BACK_ZH = re.compile(r"^(?:它|他|她|这(?![次周天里儿边会])|那(?![次周天里儿边时会]))|[它他她]$")
 _OPENS_WITH_VERB_ZH = re.compile(
-    r"^(?:也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
+    r"^(?:一\w{1,2}就|全|也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
     r"感觉|开始|继续|加|买|养|学|报|从|把|被|让|每天|经常|一直|现在|目前|如今|后来|结果|于是|很|挺|特别|非常|太|有点|比较|"
     r"[\d一二两三四五六七八九十]+(?:月|日|号|点|天|年|个|次|岁|斤|公斤))")
 """A Chinese clause with no subject of its own: it opens with an adverb, a verb or a date ("去了字节跳动", "现在住上海",
@@ -236,13 +236,18 @@ def is_filler(clause: str) -> bool:
         for word in sorted(FILLER_ZH, key=len, reverse=True):
             rest = rest.replace(word.lower(), "")
         return not rest
-    return all(w in FILLER_EN for w in stripped.split())
+    return stripped in ASIDES_EN or all(w in FILLER_EN for w in stripped.split())
 
 
 # --- splitting ----------------------------------------------------------------------------------
 
+_TITLES_EN = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "Jr", "Sr", "Mt", "Rev", "Capt", "Sgt", "Lt", "Col", "Gen")
+_SENTENCE_BREAK = re.compile(r"(?<=[。！？；;!?\n])|(?<=\.)(?=\s|$)" + "".join(rf"(?<!\b{t}\.)" for t in _TITLES_EN))
+
+
 def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[。！？；;!?\n])|(?<=\.)(?=\s|$)", text)
+    """The text's sentences: a title's period ("Dr. Patel", "Prof. Okafor") ends none."""
+    parts = _SENTENCE_BREAK.split(text)
     return [p.strip() for p in parts if p and p.strip()]
 
 
@@ -265,7 +270,8 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
             continue
         pending: str | None = ""  # "" nothing pending; None: an overlong qualifier
         first = True  # no clause of this sentence kept yet
-        for raw in _raw_clauses(sentence):
+        raws = _raw_clauses(sentence)
+        for at, raw in enumerate(raws):
             piece: str | None = _LEADING_CONJ_ZH.sub("", _LEADING_CONJ_EN.sub("", raw)).strip()
             if not piece or is_filler(piece):
                 continue
@@ -274,8 +280,9 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
             if pending is None or pending:
                 piece = _joined(pending, piece, limit)
                 pending = ""
-            if piece is not None and _is_qualifier(piece):
-                pending = piece
+            if piece is not None and (_is_qualifier(piece) or first and at + 1 < len(raws) and not is_chinese(piece)
+                                      and _is_fragment(piece)):
+                pending = piece  # "Of all painters, Frida Kahlo's the one I love most": said of what follows
             elif out and (piece is None or _is_fragment(piece)):
                 out[-1] = _joined(out[-1], piece, limit)
                 first = False
@@ -287,7 +294,11 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
                 out.append(piece)
                 first = False
         if pending is None or pending:
-            out.append(pending)
+            if out and pending is not None and out[-1] is not None and (not first or follows and _is_fragment(pending)):
+                # a trailing qualifier: "our lab meets weekly, on Tuesdays", "Sertraline 50mg. Once a day."
+                out[-1] = _joined(out[-1], pending, limit)
+            else:
+                out.append(pending)
             first = False
         follows = not first
     return out
@@ -323,10 +334,27 @@ def continues(clause: str, *, same_sentence: bool = True) -> bool:
 def _is_fragment(clause: str) -> bool:
     """A clause without a predicate ("the black one", "黑色那个") or a relative clause ("which ...")."""
     if is_chinese(clause):
-        return len(clause) <= 6 and not _VERBISH_ZH.search(clause) or bool(re.search(r"(?:那个|那款|那只|那种)$", clause))
+        return len(clause) <= 8 and not _VERBISH_ZH.search(clause) or bool(re.search(r"(?:那个|那款|那只|那种)$", clause))
     if re.match(r"^(?:which|who|that|where)\b", clause, re.I):
         return True
-    return len(clause.split()) <= 4 and not _VERBISH_EN.search(clause.lower())
+    words = len(clause.split())
+    if words <= 4 and not _VERBISH_EN.search(clause.lower()):
+        return True
+    # no predicate read: "on Tuesdays", "pedal-powered", "his name's Biscuit", "so excited", "Mon" (a clause that
+    # opens with its verb is not one: continues() joins it with its subject)
+    return (words <= FRAGMENT_WORDS and not _OPENS_WITH_VERB_EN.match(clause) and not _HAS_SUBJECT_EN.search(clause)
+            and read_statement(clause).attribute in _NO_PREDICATE)
+
+
+FRAGMENT_WORDS = 8
+"""Longest English clause read for a predicate (:func:`_is_fragment`); a longer one is taken as a clause."""
+_HAS_SUBJECT_EN = re.compile(r"\b(?:i|i'm|we|we're|you|he|she|they|it|it's|is|are|was|were|am)\b|\w's\s+(?!own\b)[a-z]+$",
+                             re.I)
+"""A subject or a copula of its own ("once a week I ski", "the data's unlimited"): a clause, not a fragment."""
+_NO_PREDICATE = frozenset({"", *(f"verb:{w}" for w in "a an the and or at in on of out all for to with by from over up "
+                                                     "off per past".split())})
+"""Readings with no predicate: none found, or a function word taken for the verb ("once a day", "Wed and Fri",
+"leaving at seven", "spread out over the year")."""
 
 
 # --- rewriting ------------------------------------------------------------------------------------
