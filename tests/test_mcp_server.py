@@ -54,9 +54,11 @@ UNKNOWN_ID = "fact-00000000000000000000"
 # --- helpers ------------------------------------------------------------------------------------------------------------
 
 def lexical_settings(path: Path, threshold: float = LEXICAL_THRESHOLD, write_path: str = "facts") -> Path:
-    """An operating-point file with the lexical embedder (a study's export has the same shape)."""
-    return OperatingPoint(embedder="lexical", write_path=write_path, config=MemoryConfig(threshold=threshold)
-                          ).save(path)
+    """An operating-point file with the lexical embedder (a study's export has the same shape) and the rules judge:
+    no model loads in the server (the default learned judge reads MiniLM's vectors: about 15 s of CPU per server
+    start); the stdio session with the default settings runs the learned judge."""
+    return OperatingPoint(embedder="lexical", write_path=write_path, judge="rules",
+                          config=MemoryConfig(threshold=threshold)).save(path)
 
 
 def server_args(tenant: str, user: str, data_dir: Path, settings: Path | None = None, *,
