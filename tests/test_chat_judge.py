@@ -423,7 +423,10 @@ def test_an_ingestor_with_a_chat_judge_retires_what_the_model_calls_an_update(fa
     assert first.decision.decision == "new" and len(fake.requests) == 1  # nothing stored yet: no question asked
     assert second.decision.decision == "update" and second.decision.why.code == "model.value_changed"
     assert second.superseded == first.memory_id
-    assert statements(fake.requests[0]["body"]) == (first.decision.fact, second.decision.fact)
+    # asked about the stored fact and the new clause as said (the write path's judge reads what the speaker said,
+    # as on the pair path; the fact stored is the one that stands alone)
+    assert statements(fake.requests[0]["body"]) == (first.decision.fact, "I like green best")
+    assert second.decision.fact == "The user likes green best."
     active = {r.content for r in manager.records(**owner, scope="active")}
     assert active == {second.decision.fact}
     assert Ingestor(manager).judge is make_judge(DEFAULT_JUDGE) is make_judge("learned")  # the learned judge is the default

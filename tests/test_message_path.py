@@ -92,3 +92,39 @@ def test_a_training_sample_gets_the_same_outcome_on_both_paths(minilm, e5, judge
     differing = [(it.id, it.existing, it.incoming, p, r.verdict, r.second) for it, p, r in zip(items, pair, runs)
                  if outcome(p) != outcome(r.verdict)]
     assert differing == []
+
+
+def test_the_judge_reads_the_clause_as_said_and_the_store_keeps_the_fact_that_stands_alone(lexical):
+    """One verdict for the same two statements on both paths: the pair path judges "I pay for Netflix every month."
+    as said; the message path stores "The user pays for Netflix every month." (a fact that stands alone) but its judge
+    reads the clause as said, not the third-person rewrite (which the learned judge had read as a new fact)."""
+    from memory.write.adjudicate import judge_reason
+
+    asked: list[tuple[str, str]] = []
+
+    def recording(existing, incoming, similarity, *, config):
+        asked.append((existing, incoming))
+        return judge_reason(existing, incoming, similarity, config=config)
+
+    manager = MemoryManager(MemoryConfig(), embedder=lexical, location=StoreLocation(),
+                            workspace=f"t-{uuid.uuid4().hex[:10]}")
+    try:
+        ingestor = Ingestor(manager, judge=recording)
+        ingestor.ingest(Message(**OWNER, id="m1", content="User subscribes to Netflix.", timestamp=FIRST_AT))
+        entries = ingestor.ingest(Message(**OWNER, id="m2", content="I pay for Netflix every month.",
+                                          timestamp=SECOND_AT))
+    finally:
+        manager.close()
+    assert asked and {incoming for _, incoming in asked} == {"I pay for Netflix every month"}
+    assert {existing for existing, _ in asked} == {"User subscribes to Netflix."}
+    assert [e.decision.fact for e in entries] == ["The user pays for Netflix every month."]
+
+
+def test_a_restatement_in_the_speakers_person_is_a_duplicate_on_the_message_path_as_on_the_pair_path(minilm, judge):
+    """The training pair the message path got wrong while its judge read the rewrite ("The user pays ..." taken for
+    a new fact beside "User subscribes to Netflix."; bench.message_path --sets training --details)."""
+    existing, incoming = "User subscribes to Netflix.", "I pay for Netflix every month."
+    entries, _ = _say(minilm, MemoryConfig(), judge, existing, incoming)
+    a, b = minilm.embed([existing, incoming])
+    pair, _ = judge(existing, incoming, float(a @ b), config=MemoryConfig())
+    assert [e.decision.decision for e in entries] == [pair] == ["duplicate"], [e.to_dict() for e in entries]

@@ -128,12 +128,14 @@ def plain_judge(existing: str, incoming: str, similarity: float, *, config: Memo
 
 def adjudicate(
     fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None,
-    judge: "Judge | None" = None,
+    judge: "Judge | None" = None, said: str = "",
 ) -> Decision:
     """Judge a fact against stored candidates (most similar first) and keep the strongest relation.
 
     ``plain_rule`` is what the two bands say about the most similar candidate, as the
-    A6 gateway would act on it. ``judge`` decides each pair (default :func:`judge_reason`, the rules).
+    A6 gateway would act on it. ``judge`` decides each pair (default :func:`judge_reason`, the rules), reading the
+    incoming statement as ``said`` when given (the clause as the speaker said it: :attr:`memory.write.extract.Fact.said`)
+    and the decision is about ``fact``.
     """
     cfg = config or DEFAULT_CONFIG
     decide = judge or judge_reason
@@ -142,7 +144,7 @@ def adjudicate(
     top_ref, top_sim = candidates[0]
     best: tuple[int, float, CandidateRef, Verdict, Reason] | None = None
     for ref, sim in candidates:
-        verdict, reason = decide(ref.text, fact, sim, config=cfg)
+        verdict, reason = decide(ref.text, said or fact, sim, config=cfg)
         if verdict not in PRIORITY:
             raise ValueError(f"judge {decide!r} returned verdict {verdict!r}; expected one of {', '.join(VERDICTS)}")
         key = (PRIORITY[verdict], -sim)

@@ -28,7 +28,7 @@ path (:class:`memory.write.ingest.Ingestor`) then keeps the whole turn as a raw 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memory.write.lexicon import (
@@ -146,9 +146,14 @@ class Fact:
     """The fact denies its attribute ("no longer vegetarian")."""
     language: str = "en"
     """``en`` or ``zh``."""
+    said: str = field(default="", compare=False, repr=False)
+    """The clause as the speaker said it, before :attr:`text` was rewritten to stand alone ("I pay for Netflix every
+    month"); '' for a fact taken as it is. The write path's judge reads it, as it reads a statement on the pair path,
+    so the same two statements get one verdict on both paths (issue 48). Not part of the fact's record."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["said"]
         data["entities"] = list(self.entities)
         data["domain_tags"] = list(self.domain_tags)
         return data
@@ -200,7 +205,7 @@ def extract(
         if not rewritten or rewritten in seen:
             continue
         seen.add(rewritten)
-        facts.append(_fact(rewritten))
+        facts.append(_fact(rewritten, said=clause))
     return Extraction(facts, cut, len(text), long_clauses)
 
 
@@ -455,12 +460,13 @@ def _stand_alone_zh(clause: str, topic: str) -> str:
 
 # --- facts ----------------------------------------------------------------------------------------
 
-def _fact(text: str) -> Fact:
+def _fact(text: str, said: str = "") -> Fact:
     reading = read_statement(text)
     return Fact(
         text=text, category=categorize(reading), entities=_entities(text, reading),
         domain_tags=tuple(domains_of(text)), subject=reading.subject, attribute=reading.attribute,
         value=reading.value, context=reading.context, negated=reading.negated, language=reading.language,
+        said=said if said != text else "",
     )
 
 

@@ -156,6 +156,11 @@ class _Bounded:
     vector: np.ndarray
 
 
+def _said(fact: Fact) -> str:
+    """The statement the judge reads for a fact: the clause as said, else the fact's text."""
+    return fact.said or fact.text
+
+
 class Ingestor:
     """The governed write path of a :class:`MemoryManager` (uses its store, embedder and config).
 
@@ -464,7 +469,7 @@ class Ingestor:
             groups.setdefault(memory_id_for(p.message), []).append(i)
         self._offer_vectors(pending, stored)
         if getattr(self.judge, "prepare", None) is not None:
-            prepare_judge(self.judge, [p.fact.text for p in pending] + [r.content for row in stored for r, _ in row],
+            prepare_judge(self.judge, [_said(p.fact) for p in pending] + [r.content for row in stored for r, _ in row],
                           self._likely_pairs(pending, stored))
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
@@ -485,7 +490,9 @@ class Ingestor:
         model = getattr(self.manager.embedder, "name", "")
         if model not in judge_models(self.judge):
             return
-        offer_judge(self.judge, model, [p.fact.text for p in pending], [p.vector for p in pending])
+        # the fact's vector stands for the clause as said too (the same statement in the speaker's person)
+        offer_judge(self.judge, model, [p.fact.text for p in pending] + [p.fact.said for p in pending if p.fact.said],
+                    [p.vector for p in pending] + [p.vector for p in pending if p.fact.said])
         by_owner: dict[tuple[str, str], dict[str, str]] = {}
         for p, row in zip(pending, stored):
             mine = by_owner.setdefault((p.message.tenant_id, p.message.user_id), {})
@@ -513,7 +520,7 @@ class Ingestor:
                 sims = np.stack([q.vector for q in mates]) @ p.vector
                 near += [(q.fact.text, float(s)) for q, s in zip(mates, sims)]
             near.sort(key=lambda ts: -ts[1])
-            out += [(text, p.fact.text) for text, _ in near[: self.candidates + 2] if text != p.fact.text]
+            out += [(text, _said(p.fact)) for text, _ in near[: self.candidates + 2] if text != p.fact.text]
             earlier[key].append(p)
         return out
 
@@ -535,7 +542,7 @@ class Ingestor:
         pool = pool[: self.candidates] + [(r, s) for r, s in pool[self.candidates:] if _same_attribute(r.content, p.fact)]
         by_id = {r.memory_id: r for r, _ in pool}
         decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
-                              judge=self.judge)
+                              judge=self.judge, said=p.fact.said)
         at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
         target = by_id.get(decision.candidate.id) if decision.candidate else None
         memory_id, superseded = p.memory_id, ""
