@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memory.write.lexicon import (
-    ASIDES_EN, FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, is_chinese,
+    ASIDES_EN, FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, filler_key, is_chinese,
 )
 from memory.write.reading import Reading, read_statement
 from memory.core.errors import InputError
@@ -151,6 +151,11 @@ class Fact:
     month"); '' for a fact taken as it is. The write path's judge reads it, as it reads a statement on the pair path,
     so the same two statements get one verdict on both paths (issue 48). Not part of the fact's record."""
 
+    @property
+    def judged(self) -> str:
+        """The statement the write path's judge reads: the clause as said, else the fact's text."""
+        return self.said or self.text
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         del data["said"]
@@ -233,7 +238,7 @@ def fact_from_text(text: str) -> Fact:
 
 def is_filler(clause: str) -> bool:
     """True for pleasantries and acknowledgements ("ok thanks", "哈哈好的", "👍")."""
-    stripped = re.sub(r"[\s\W_]+", " ", clause).strip().lower()
+    stripped = filler_key(clause)
     if not stripped:
         return True
     if is_chinese(stripped):

@@ -156,11 +156,6 @@ class _Bounded:
     vector: np.ndarray
 
 
-def _said(fact: Fact) -> str:
-    """The statement the judge reads for a fact: the clause as said, else the fact's text."""
-    return fact.said or fact.text
-
-
 class Ingestor:
     """The governed write path of a :class:`MemoryManager` (uses its store, embedder and config).
 
@@ -469,7 +464,7 @@ class Ingestor:
             groups.setdefault(memory_id_for(p.message), []).append(i)
         self._offer_vectors(pending, stored)
         if getattr(self.judge, "prepare", None) is not None:
-            prepare_judge(self.judge, [_said(p.fact) for p in pending] + [r.content for row in stored for r, _ in row],
+            prepare_judge(self.judge, [p.fact.judged for p in pending] + [r.content for row in stored for r, _ in row],
                           self._likely_pairs(pending, stored))
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
@@ -520,7 +515,7 @@ class Ingestor:
                 sims = np.stack([q.vector for q in mates]) @ p.vector
                 near += [(q.fact.text, float(s)) for q, s in zip(mates, sims)]
             near.sort(key=lambda ts: -ts[1])
-            out += [(text, _said(p.fact)) for text, _ in near[: self.candidates + 2] if text != p.fact.text]
+            out += [(text, p.fact.judged) for text, _ in near[: self.candidates + 2] if text != p.fact.text]
             earlier[key].append(p)
         return out
 

@@ -23,13 +23,18 @@ FILLER_EN = frozenset(
     "welcome sounds awesome perfect np cheers morning evening night good-night gotcha yup sorry much a lot so "
     "very too and then well".split()
 )
-ASIDES_EN = frozenset(re.sub(r"[\s\W_]+", " ", phrase).strip() for phrase in (
+def filler_key(text: str) -> str:
+    """A clause as fillers and asides are compared: lower case, every run of punctuation and spaces one space."""
+    return re.sub(r"[\s\W_]+", " ", text).strip().lower()
+
+
+ASIDES_EN = frozenset(filler_key(phrase) for phrase in (
     "just so you know", "so you know", "for what it's worth", "fwiw", "fyi", "just fyi", "by the way", "btw",
     "to be honest", "tbh", "honestly", "just saying", "as you know", "you know", "i mean", "anyway", "anyways",
     "for the record", "for your information", "heads up", "just a heads up", "quick update", "just an update",
     "if you must know", "believe it or not", "long story short", "as i said", "like i said"))
 """Asides that carry no fact of their own ("Just so you know, I'm seeing my dentist on May 3"): dropped as fillers are,
-compared as :func:`memory.write.extract.is_filler` normalises a clause (lower case, punctuation to spaces)."""
+compared by :func:`filler_key`."""
 FILLER_ZH = (
     "哈哈", "呵呵", "嘿嘿", "嗯嗯", "嗯", "好的", "好吧", "好", "行", "可以", "谢谢", "多谢", "感谢", "没问题", "收到", "知道了",
     "明白", "了解", "你好", "您好", "再见", "拜拜", "晚安", "早安", "早", "对", "是的", "对的", "哦", "噢", "啊", "呀", "吧", "啦",
