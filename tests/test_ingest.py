@@ -239,8 +239,8 @@ def test_recall_reinforcement_during_a_batch_is_not_overwritten(make_manager):
     entered, gate = threading.Event(), threading.Event()
 
     class HeldIngestor(Ingestor):
-        def _decide(self, pending):
-            out = super()._decide(pending)
+        def _decide(self, pending, wholes=None):
+            out = super()._decide(pending, wholes)
             entered.set()
             assert gate.wait(30)
             return out

@@ -128,3 +128,51 @@ def test_a_restatement_in_the_speakers_person_is_a_duplicate_on_the_message_path
     a, b = minilm.embed([existing, incoming])
     pair, _ = judge(existing, incoming, float(a @ b), config=MemoryConfig())
     assert [e.decision.decision for e in entries] == [pair] == ["duplicate"], [e.to_dict() for e in entries]
+
+
+def test_a_restatement_split_into_two_clauses_is_one_duplicate(minilm, judge):
+    """Split, "the data's unlimited" alone read as a new fact beside the stored plan (training pair tE5-1); read whole,
+    the turn restates the stored fact, as the pair path decides: nothing new is stored."""
+    existing = "The user's phone plan is $45 a month with unlimited data."
+    entries, live = _say(minilm, MemoryConfig(), judge, existing,
+                         "I pay 45 bucks monthly for my mobile, and the data's unlimited.")
+    assert len(entries) == 2 and {e.decision.decision for e in entries} == {"duplicate"}, [e.to_dict() for e in entries]
+    assert {e.decision.candidate.text for e in entries if e.decision.candidate} == {existing}
+    assert live == [existing], live
+
+
+def test_a_clause_does_not_retire_a_fact_the_whole_turn_keeps(minilm, judge):
+    """"I switched teams at Google" alone reads as replacing "works at Google"; the whole turn (training pair tE2-61)
+    says the user is still there, on another team: the stored fact stays live."""
+    entries, live = _say(minilm, MemoryConfig(), judge, "The user works at Google.",
+                         "I switched teams at Google last week, now I'm on Maps.")
+    assert not any(e.decision.decision in ("update", "duplicate") for e in entries), [e.to_dict() for e in entries]
+    assert "The user works at Google." in live and len(live) == 3, live
+
+
+def test_only_a_short_turn_of_a_few_clauses_is_read_whole(lexical):
+    """The judge is asked about the whole turn once, beside its clauses, when the turn is short and split in two or
+    three; a one-clause turn or a long one is judged clause by clause only."""
+    from memory.write.adjudicate import judge_reason
+    from memory.write.ingest import WHOLE_MAX_CHARS
+
+    asked: list[str] = []
+
+    def recording(existing, incoming, similarity, *, config):
+        asked.append(incoming)
+        return judge_reason(existing, incoming, similarity, config=config)
+
+    manager = MemoryManager(MemoryConfig(), embedder=lexical, location=StoreLocation(),
+                            workspace=f"t-{uuid.uuid4().hex[:10]}")
+    two = "I moved to Denver in May, and my cat is called Miso."
+    long = " ".join(["I moved to Denver in May, and my cat is called Miso, and I run on Sundays."] * 4)
+    try:
+        ingestor = Ingestor(manager, judge=recording)
+        ingestor.ingest(Message(**OWNER, id="m1", content="User lives in Boston.", timestamp=FIRST_AT))
+        for n, text in enumerate([two, "I moved to Denver in May.", long]):
+            asked.clear()
+            ingestor.ingest(Message(**OWNER, id=f"m{n + 2}", content=text, timestamp=SECOND_AT + n))
+            assert (text in asked) == (text == two), (text, asked)
+    finally:
+        manager.close()
+    assert len(long) > WHOLE_MAX_CHARS >= len(two)

@@ -134,6 +134,22 @@ class LogEntry:
         }
 
 
+WHOLE_MAX_FACTS = 3
+"""A message of two to this many facts is also read whole, as one statement (:meth:`Ingestor._decide`)."""
+WHOLE_MAX_CHARS = 240
+"""... when it is at most this long: a short turn split into clauses says one thing about one stored fact or a few."""
+
+
+@dataclass
+class _Whole:
+    """A short message of several facts, read whole as the pair path reads a statement: its verdict against the stored
+    fact nearest it is the verdict of its clauses about that fact."""
+
+    text: str
+    vector: np.ndarray
+    stored: list[tuple[MemoryRecord, float]]
+
+
 @dataclass
 class _Pending:
     """A fact on its way through a batch."""
@@ -352,9 +368,10 @@ class Ingestor:
             fresh, replayed = self._split_done(messages)
             failed: dict[str, BaseException] = {}
             pending, bounded = self._extract(fresh, failed)
-            self._embed(pending, bounded, failed)
+            wholes = self._wholes(pending, bounded)
+            self._embed(pending, bounded, failed, wholes)
             pending = [p for p in pending if memory_id_for(p.message) not in failed]
-            entries, added, changed = self._decide(pending)
+            entries, added, changed = self._decide(pending, wholes)
             failed.update((memory_id_for(p.message), p.error) for p in pending if p.error is not None)
             bounded = [b for b in bounded if memory_id_for(b.message) not in failed]
             stored = [m for m in fresh if memory_id_for(m) not in failed]
@@ -412,10 +429,25 @@ class Ingestor:
             out += [_Pending(m, f, fid, np.zeros(0, dtype=np.float32)) for fid, f in mine.items()]
         return out, bounded
 
-    def _embed(self, pending: list[_Pending], bounded: list[_Bounded], failed: dict[str, BaseException]) -> None:
+    @staticmethod
+    def _wholes(pending: list[_Pending], bounded: list[_Bounded]) -> dict[str, _Whole]:
+        """Message key -> the message read whole, for each short message wholly read into 2 to WHOLE_MAX_FACTS facts."""
+        counts: dict[str, int] = {}
+        first: dict[str, Message] = {}
+        for p in pending:
+            key = memory_id_for(p.message)
+            counts[key] = counts.get(key, 0) + 1
+            first.setdefault(key, p.message)
+        cut = {memory_id_for(b.message) for b in bounded}
+        return {key: _Whole(m.content.strip(), np.zeros(0, dtype=np.float32), []) for key, m in first.items()
+                if 2 <= counts[key] <= WHOLE_MAX_FACTS and key not in cut and len(m.content.strip()) <= WHOLE_MAX_CHARS}
+
+    def _embed(self, pending: list[_Pending], bounded: list[_Bounded], failed: dict[str, BaseException],
+               wholes: dict[str, _Whole] | None = None) -> None:
         """One embedding call for the batch; if it raises, one call per message, and a message whose call
         raises fails alone."""
-        items: list[_Pending | _Bounded] = [*pending, *bounded]
+        wholes = wholes or {}
+        items: list[_Pending | _Bounded | _Whole] = [*pending, *bounded, *wholes.values()]
         if not items:
             return
         embed = self.manager.embedder.embed
@@ -427,9 +459,13 @@ class Ingestor:
             for x, v in zip(items, vectors):
                 x.vector = v
             return
-        by_message: dict[str, list[_Pending | _Bounded]] = {}
-        for x in items:
-            by_message.setdefault(memory_id_for(x.message), []).append(x)
+        by_message: dict[str, list[_Pending | _Bounded | _Whole]] = {}
+        for one in pending:
+            by_message.setdefault(memory_id_for(one.message), []).append(one)
+        for raw in bounded:
+            by_message.setdefault(memory_id_for(raw.message), []).append(raw)
+        for key, w in wholes.items():
+            by_message.setdefault(key, []).append(w)
         for key, mine in by_message.items():
             try:
                 for x, v in zip(mine, embed([_text_of(x) for x in mine])):
@@ -446,15 +482,24 @@ class Ingestor:
         return LogEntry(m.tenant_id, m.user_id, m.id, memory_id_for(m), "", "", decision, at,
                         message_key=memory_id_for(m))
 
-    def _decide(self, pending: list[_Pending]
+    def _decide(self, pending: list[_Pending], wholes: dict[str, _Whole] | None = None
                 ) -> tuple[list[LogEntry], list[tuple[MemoryRecord, np.ndarray]], list[tuple[MemoryRecord, MemoryRecord]]]:
         """Adjudicate every fact in order; returns log entries, records to add and (as read, as changed) stored records.
 
         The facts of one message are decided together: if one raises, the message's other decisions
         are undone and the message fails alone (the exception is set on its facts' ``error``).
+
+        A short message split into a few clauses (``wholes``) is first judged whole, as the pair path judges a
+        statement, against the stored facts nearest it: a turn such as "I pay 45 bucks monthly for my mobile, and the
+        data's unlimited" restates one stored fact though neither clause alone does, and "I switched teams at Google,
+        now I'm on Maps" does not replace "works at Google" though its first clause alone reads as if it did. That
+        verdict decides the clauses' relation to the stored fact it names: a duplicate makes every clause a
+        duplicate of it; an update retires it, the first clause its new version; otherwise no clause may
+        duplicate or update it. Every other relation is each clause's own.
         """
         cfg = self.manager.config
-        stored = self._stored_candidates(pending)
+        wholes = {k: w for k, w in (wholes or {}).items() if w.vector.size}
+        stored = self._stored_candidates(pending, wholes)
         entries: list[LogEntry] = []
         added: dict[str, tuple[MemoryRecord, np.ndarray]] = {}
         changed: dict[str, MemoryRecord] = {}
@@ -462,34 +507,78 @@ class Ingestor:
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault(memory_id_for(p.message), []).append(i)
-        self._offer_vectors(pending, stored)
+        self._offer_vectors(pending, stored, wholes)
         if getattr(self.judge, "prepare", None) is not None:
-            prepare_judge(self.judge, [p.fact.judged for p in pending] + [r.content for row in stored for r, _ in row],
-                          self._likely_pairs(pending, stored))
+            likely = self._likely_pairs(pending, stored) + [
+                (r.content, w.text) for w in wholes.values() for r, _ in w.stored[: self.candidates]
+                if r.memory_id.startswith("fact-")]
+            prepare_judge(self.judge, [p.fact.judged for p in pending] + [w.text for w in wholes.values()]
+                          + [r.content for row in stored for r, _ in row], likely)
         for key, idx in groups.items():
             saved = (dict(added), dict(changed), {k: list(v) for k, v in shelf.items()}, len(entries))
             try:
-                for i in idx:
-                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf))
+                whole = wholes.get(key)
+                named = self._decide_whole(pending[idx[0]], whole, cfg, added, changed, shelf) if whole else None
+                for n, i in enumerate(idx):
+                    forced = None
+                    if named is not None and (named[0].decision == "duplicate"
+                                              or named[0].decision == "update" and n == 0):
+                        forced = (replace(named[0], fact=pending[i].fact.text), changed.get(named[1].memory_id,
+                                                                                           named[1]))
+                    exclude = named[1].memory_id if named is not None else ""
+                    kept = replace(named[0], fact=pending[i].fact.text) if named is not None else None
+                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf,
+                                                    exclude=exclude, forced=forced, kept=kept))
             except Exception as exc:  # this message fails alone: undo its decisions
                 added, changed, shelf = saved[0], saved[1], saved[2]
                 del entries[saved[3]:]
                 for i in idx:
                     pending[i].error = exc
-        read = {r.memory_id: r for row in stored for r, _ in row}
+        read = {r.memory_id: r for row in [*stored, *(w.stored for w in wholes.values())] for r, _ in row}
         return entries, list(added.values()), [(read[i], c) for i, c in changed.items()]
 
-    def _offer_vectors(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]]) -> None:
+    def _decide_whole(self, p: _Pending, whole: _Whole, cfg: Any, added: dict[str, tuple[MemoryRecord, np.ndarray]],
+                      changed: dict[str, MemoryRecord], shelf: dict[tuple[str, str], list[str]]
+                      ) -> tuple[Decision, MemoryRecord] | None:
+        """The message read whole against the facts nearest it (:meth:`_decide`): the decision and the stored fact it
+        names (the clauses' relation to that fact), or None."""
+        pool = self._pool(p, whole.stored, whole.vector, added, changed, shelf)
+        decision = adjudicate(whole.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
+                              judge=self.judge)
+        target = next((r for r, _ in pool if decision.candidate and r.memory_id == decision.candidate.id), None)
+        return (decision, target) if target is not None else None
+
+    def _pool(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], vector: np.ndarray,
+              added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
+              shelf: dict[tuple[str, str], list[str]], *, exclude: str = "") -> list[tuple[MemoryRecord, float]]:
+        """The candidates of ``p``'s fact (or of its message read whole, by ``vector``): see :meth:`_decide_one`."""
+        owner = (p.message.tenant_id, p.message.user_id)
+        pool = [(changed.get(r.memory_id, r), s) for r, s in stored if r.memory_id.startswith("fact-")]
+        for mid in shelf.get(owner, ()):
+            r, v = added[mid]
+            pool.append((r, float(v @ vector)))
+        pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id not in (p.memory_id, exclude)]
+        pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
+        return pool[: self.candidates] + [(r, s) for r, s in pool[self.candidates:] if _same_attribute(r.content, p.fact)]
+
+    def _offer_vectors(self, pending: list[_Pending], stored: list[list[tuple[MemoryRecord, float]]],
+                       wholes: dict[str, _Whole] | None = None) -> None:
         """When the judge reads the store's model: hand it the batch's fact vectors and the stored candidates'
         vectors (one read per owner from the store), so the judge encodes none of them again (issue 49)."""
         model = getattr(self.manager.embedder, "name", "")
         if model not in judge_models(self.judge):
             return
         # the fact's vector stands for the clause as said too (the same statement in the speaker's person)
-        offer_judge(self.judge, model, [p.fact.text for p in pending] + [p.fact.said for p in pending if p.fact.said],
-                    [p.vector for p in pending] + [p.vector for p in pending if p.fact.said])
+        wholes = wholes or {}
+        offer_judge(self.judge, model, [p.fact.text for p in pending] + [p.fact.said for p in pending if p.fact.said]
+                    + [w.text for w in wholes.values()],
+                    [p.vector for p in pending] + [p.vector for p in pending if p.fact.said]
+                    + [w.vector for w in wholes.values()])
         by_owner: dict[tuple[str, str], dict[str, str]] = {}
-        for p, row in zip(pending, stored):
+        rows = [*zip(pending, stored)]
+        firsts = {memory_id_for(p.message): p for p in pending}
+        rows += [(firsts[key], w.stored) for key, w in wholes.items()]
+        for p, row in rows:
             mine = by_owner.setdefault((p.message.tenant_id, p.message.user_id), {})
             mine.update((r.memory_id, r.content) for r, _ in row if r.memory_id.startswith("fact-"))
         read = getattr(self.manager.store, "embeddings", None)
@@ -521,23 +610,26 @@ class Ingestor:
 
     def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
                     added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
-                    shelf: dict[tuple[str, str], list[str]]) -> LogEntry:
+                    shelf: dict[tuple[str, str], list[str]], *, exclude: str = "",
+                    forced: tuple[Decision, MemoryRecord] | None = None, kept: Decision | None = None) -> LogEntry:
         """Adjudicate one fact against its candidates and apply the decision to this batch's changes.
 
         The candidates: the ``candidates`` nearest active facts of the owner, of any category, then every other one
         among those read whose reading has the fact's attribute and subject (:func:`_same_attribute`), so a stored
         value of the same attribute is always judged, however the two statements were categorised or worded."""
         owner = (p.message.tenant_id, p.message.user_id)
-        pool = [(changed.get(r.memory_id, r), s) for r, s in stored if r.memory_id.startswith("fact-")]
-        for mid in shelf.get(owner, ()):
-            r, v = added[mid]
-            pool.append((r, float(v @ p.vector)))
-        pool = [(r, s) for r, s in pool if not r.is_deprecated and r.memory_id != p.memory_id]
-        pool.sort(key=lambda rs: (-rs[1], rs[0].memory_id))
-        pool = pool[: self.candidates] + [(r, s) for r, s in pool[self.candidates:] if _same_attribute(r.content, p.fact)]
-        by_id = {r.memory_id: r for r, _ in pool}
-        decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool], config=cfg,
-                              judge=self.judge, said=p.fact.said)
+        if forced is not None:  # the message read whole named this stored fact (:meth:`_decide`)
+            decision, found = forced
+            if found.memory_id in added:  # a fact of this batch: its latest state
+                found = added[found.memory_id][0]
+            by_id = {found.memory_id: found}
+        else:
+            pool = self._pool(p, stored, p.vector, added, changed, shelf, exclude=exclude)
+            by_id = {r.memory_id: r for r, _ in pool}
+            decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool],
+                                  config=cfg, judge=self.judge, said=p.fact.said)
+            if decision.decision == "new" and kept is not None and kept.decision in ("new", "coexist"):
+                decision = kept  # related to nothing else: the message's own verdict on the fact it was read against
         at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
         target = by_id.get(decision.candidate.id) if decision.candidate else None
         memory_id, superseded = p.memory_id, ""
@@ -576,22 +668,32 @@ class Ingestor:
             context_tags=[f.context] if f.context else [], source_message_ids=[m.id],
         )
 
-    def _stored_candidates(self, pending: list[_Pending]) -> list[list[tuple[MemoryRecord, float]]]:
-        """Nearest active stored facts of each fact's owner: one read of that owner's records per batch
-        (:meth:`MemoryStore.query_many`), never anyone else's."""
+    def _stored_candidates(self, pending: list[_Pending], wholes: dict[str, _Whole] | None = None
+                           ) -> list[list[tuple[MemoryRecord, float]]]:
+        """Nearest active stored facts of each fact's owner (and of each message read whole, set on the
+        :class:`_Whole`): one read of that owner's records per batch (:meth:`MemoryStore.query_many`), never anyone
+        else's."""
+        wholes = wholes or {}
         out: list[list[tuple[MemoryRecord, float]]] = [[] for _ in pending]
         groups: dict[tuple[str, str], list[int]] = {}
         for i, p in enumerate(pending):
             groups.setdefault((p.message.tenant_id, p.message.user_id), []).append(i)
+        mine: dict[tuple[str, str], list[_Whole]] = {}
+        for p in pending:
+            w = wholes.get(memory_id_for(p.message))
+            if w is not None and not any(x is w for x in mine.get((p.message.tenant_id, p.message.user_id), [])):
+                mine.setdefault((p.message.tenant_id, p.message.user_id), []).append(w)
         store, k = self.manager.store, self.candidates * OVERFETCH
         for key, idx in groups.items():
             now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
-            vecs = np.stack([pending[i].vector for i in idx]).astype(np.float32)
+            ws = mine.get(key, [])
+            vecs = np.stack([pending[i].vector for i in idx] + [w.vector for w in ws]).astype(np.float32)
             found = store.query_many(vecs, owner=Owner(*key), n=k, scope="active", now=now)
             for i, pairs in zip(idx, found):
                 out[i] = pairs
+            for w, pairs in zip(ws, found[len(idx):]):
+                w.stored = pairs
         return out
-
 
 def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[MemoryRecord]:
     """Re-read changed records and apply only this batch's changes to them.
@@ -632,7 +734,9 @@ def _with(ids: list[str], new_id: str) -> list[str]:
     return list(ids) if new_id in ids else [*ids, new_id]
 
 
-def _text_of(item: "_Pending | _Bounded") -> str:
+def _text_of(item: "_Pending | _Bounded | _Whole") -> str:
+    if isinstance(item, _Whole):
+        return item.text
     return item.fact.text if isinstance(item, _Pending) else item.message.content
 
 
