@@ -27,7 +27,7 @@ from memory.core.textcaches import clear_text_caches
 from memory.eval.conformance import SetResult, conformance_sets, format_conformance, plain_judge, run_conformance
 from memory.eval.pairs import load_pairs, pair_similarities
 from memory.write.adjudicate import Judge, judge_reason
-from memory.write.learned import LearnedJudge
+from memory.write.judges.learned import LearnedJudge
 
 
 def cost_per_decision(judge: Judge, pairs: list[tuple[str, str, float]]) -> float:
@@ -71,10 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     judges: dict[str, tuple[str, Judge]] = {
         "plain": ("The plain two-band rule", plain_judge),
         "rules": ("The rule judge (memory.write.adjudicate.RULES)", judge_reason),
-        "learned": ("The learned judge (memory.write.learned, weights memory/write/judge_model.json)", LearnedJudge()),
+        "learned": ("The learned judge (memory.write.judges.learned, weights memory/write/judges/judge_model.json)", LearnedJudge()),
     }
     if a.chat:
-        from memory.write.chat_judge import ChatJudge
+        from memory.write.judges.chat import ChatJudge
 
         judges["chat"] = ("The chat-model judge (memory.ChatJudge)", ChatJudge.from_env())
     items = [it for path in sets.values() for it in load_pairs(path) if it.expected is not None]

@@ -26,7 +26,7 @@ def dump(checkout: str, out: str) -> int:
     sys.path.insert(0, str(Path(checkout).resolve()))
     from memory.core.config import MemoryConfig
     from memory.eval.pairs import load_pairs
-    from memory.write.learned import LearnedJudge
+    from memory.write.judges.learned import LearnedJudge
 
     judge, config, verdicts = LearnedJudge(), MemoryConfig(), {}
     for path in sorted(Path(checkout, "fixtures", "independent").glob("*.json")):

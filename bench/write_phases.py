@@ -38,7 +38,8 @@ from memory import DEFAULT_JUDGE, MemoryConfig, make_embedder
 from memory.core.textcaches import clear_text_caches
 from memory.eval import config_for
 from memory.store.chroma import StoreLocation
-from memory.write import adjudicate, ingest, learned, reading
+from memory.write import adjudicate, ingest, reading
+from memory.write.judges import learned
 
 from lab import WINDOW_CAPACITY, loading
 from lab.loading import lab_workspace, start_job

@@ -184,7 +184,7 @@ class GivingWayEmbedder:
 def giving_way_judge(judge: Callable[..., Any]) -> Callable[..., Any]:
     """An Ingestor judge with a give-way point before each (stored, incoming) pair is judged (and before a judge
     with a model of its own embeds a batch: ``prepare``). Such a judge's ``models`` and ``offer`` pass through, so the
-    write path still hands it the store's vectors (memory.write.learned.LearnedJudge.offer)."""
+    write path still hands it the store's vectors (memory.write.judges.learned.LearnedJudge.offer)."""
     def decide(existing: str, incoming: str, similarity: float, **kw: Any) -> Any:
         give_way()
         return judge(existing, incoming, similarity, **kw)

@@ -46,11 +46,11 @@ from memory.runtime.versions import Change, Retire, Supersede
 from memory.store.chroma import MemoryStore, StoreLocation, release_client
 from memory.store.heap import return_freed_memory
 from memory.write.adjudicate import Judge, judge_reason
-from memory.write.chat_judge import ChatJudge
+from memory.write.judges.chat import ChatJudge
 from memory.write.extract import extract
 from memory.write.ingest import IngestFailed, Ingestor, LogEntry
 from memory.write.judges import DEFAULT_JUDGE, JUDGE_NAMES, make_judge
-from memory.write.learned import LearnedJudge
+from memory.write.judges.learned import LearnedJudge
 
 __all__ = [
     "BusyError", "Candidates", "ChatJudge", "ConfigError", "DEFAULT_DAYS", "DEFAULT_FLOOR", "ForgetReport", "Context", "DataFileError", "DiskFullError", "Dropped", "EMBEDDER_NAMES", "ENDPOINT", "ENGLISH", "FALLBACK_PREFIX",

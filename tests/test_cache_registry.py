@@ -188,7 +188,7 @@ def test_the_learned_judges_vectors_go_with_the_erased_user(manager, fake_chat):
     judge = ChatJudge(base_url=fake_chat.url, model="fake-chat", backoff=0.01)
     ingestors = [Ingestor(manager, judge=LearnedJudge()), Ingestor(manager, judge=judge)]
     alice, bob, _ = _run(manager, ingestors, judge)
-    from memory.write import learned
+    from memory.write.judges import learned
 
     assert len(learned._VECTORS) > 0
     _check_erased(manager, alice, bob, judge)

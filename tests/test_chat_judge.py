@@ -1,4 +1,4 @@
-"""ChatJudge (memory/write/chat_judge.py) against a stdlib fake of an OpenAI-compatible chat-completions server.
+"""ChatJudge (memory/write/judges/chat.py) against a stdlib fake of an OpenAI-compatible chat-completions server.
 
 The fake is not a model: it answers what each test scripts, and records every request. It shows what the client
 sends (model, temperature 0, both statements as JSON strings, the key), that a well-formed answer becomes the
@@ -32,7 +32,7 @@ from memory import (DEFAULT_JUDGE, ChatJudge, ConfigError, Ingestor, LexicalEmbe
 from memory.eval.conformance import conformance_sets, run_conformance
 from memory.eval.pairs import load_pairs
 from memory.write.adjudicate import VERDICTS, CandidateRef, adjudicate, judge_reason
-from memory.write.chat_judge import DEFAULT_MAX_TOKENS, REASONS, SYSTEM_PROMPT
+from memory.write.judges.chat import DEFAULT_MAX_TOKENS, REASONS, SYSTEM_PROMPT
 
 MODEL = "fake-chat"
 KEY = "sk-test-SECRET-0123456789"

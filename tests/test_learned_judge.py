@@ -1,4 +1,4 @@
-"""The learned judge (memory/write/learned.py): its weights, its decision by expected cost, its reasons in both
+"""The learned judge (memory/write/judges/learned.py): its weights, its decision by expected cost, its reasons in both
 languages, its independence from the store's model, the write path with it, and erasure of its memo. The tests that
 decide pairs use the real e5 model (the judge's own) and real Chroma."""
 
@@ -15,9 +15,9 @@ from memory.core import textcaches
 from memory.eval.conformance import INDEPENDENT_DIR, conformance_sets, run_conformance
 from memory.eval.pairs import evaluate_pairs, load_pairs
 from memory.tools.train_judge import HELD_OUT, TRAINING_DIR, training_sets
-from memory.write import learned
+from memory.write.judges import learned
 from memory.write.adjudicate import VERDICTS, judge_reason
-from memory.write.learned import MODEL_FILE, LearnedJudge, load_model
+from memory.write.judges.learned import MODEL_FILE, LearnedJudge, load_model
 from counting import CountingEmbedder
 
 CONFIG = MemoryConfig()

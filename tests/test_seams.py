@@ -9,7 +9,7 @@ import pytest
 
 from memory import ConfigError
 from memory.core.http import PostFailed, Poster
-from memory.write.chat_judge import PROMPT_FILE, REASONS, SYSTEM_PROMPT, load_prompt
+from memory.write.judges.chat import PROMPT_FILE, REASONS, SYSTEM_PROMPT, load_prompt
 
 
 @pytest.fixture

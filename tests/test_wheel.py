@@ -33,8 +33,8 @@ pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_OUT = {".git", "tests", "bench", "docs", "fixtures", "test-artifacts", "build", "dist", "data", ".memory-data"}
 """Top-level entries of the repository the build is given without (besides caches and hidden tool folders)."""
-RUNTIME_FILES = ("memory/eval/score_scales.json", "memory/write/judge_model.json", "memory/write/chat_prompt.md",
-                 "lab/locales/en.json", "lab/locales/zh.json")
+RUNTIME_FILES = ("memory/eval/score_scales.json", "memory/write/judges/judge_model.json",
+                 "memory/write/judges/chat_prompt.md", "lab/locales/en.json", "lab/locales/zh.json")
 """Package data the library and the lab read at run time, beside the scenarios, the pages and the entry scripts."""
 ENTRY = ("app.py", "serve.py", ".streamlit/config.toml")
 
@@ -147,7 +147,7 @@ from lab.i18n import LOCALES, TEXT
 from memory import make_judge, shipped_scenarios
 from memory.eval import load_scales
 
-judge = make_judge("learned")  # reads the packaged memory/write/judge_model.json
+judge = make_judge("learned")  # reads the packaged memory/write/judges/judge_model.json
 print(json.dumps({"scenarios": {k: str(v) for k, v in shipped_scenarios().items()}, "judge": type(judge).__name__,
                   "scales": sorted(load_scales()), "locales": str(LOCALES),
                   "zh": TEXT["page.recall"]["zh"]}))

@@ -1,5 +1,5 @@
 """One JSON POST with retries, for the library's OpenAI-compatible clients: the endpoint embedder
-(memory/embed/endpoint.py) and the chat judge (memory/write/chat_judge.py).
+(memory/embed/endpoint.py) and the chat judge (memory/write/judges/chat.py).
 
 Only the standard library talks HTTP: nothing to install. :meth:`Poster.post` retries what may pass on its own (a
 connection that failed, no answer within the timeout, HTTP 429 or 5xx), backing off exponentially, and raises

@@ -208,7 +208,7 @@ class StaticTokenEmbedder:
     through the model).
 
     For short phrases whose words matter more than their context: the learned judge's changed spans ("no longer",
-    "moved to 4", "also": memory.write.learned), where it decides as well as the encoded spans (leave-one-group-out
+    "moved to 4", "also": memory.write.judges.learned), where it decides as well as the encoded spans (leave-one-group-out
     on the English training pairs, docs/judge.md) at a hundredth of their cost. A text with no word piece gets the
     zero vector.
     """

@@ -241,7 +241,7 @@ def _endpoint_name(base_url: str, model: str) -> str:
     return f"{readable}-{digest}"
 
 
-# The checks below are shared with the model-backed judge (memory.write.chat_judge), which raises its own error
+# The checks below are shared with the model-backed judge (memory.write.judges.chat), which raises its own error
 # class (``error``) and appends its own path: one set of rules for every OpenAI-compatible client here.
 
 

@@ -23,7 +23,8 @@ from memory.core.config import MemoryConfig
 from memory.core.scenario import FIXTURES_DIR
 from memory.embed.embedders import Embedder
 from memory.eval.pairs import PairReport, evaluate_pairs, load_pairs, shipped_pair_files
-from memory.write.adjudicate import Judge, plain_judge  # noqa: F401 (plain_judge: re-exported)
+from memory.write.adjudicate import Judge
+from memory.write.judges.bands import plain_judge  # noqa: F401 (plain_judge: re-exported)
 
 DATA_LOSING = ("silent_loss", "wrong_retire", "dropped")
 """The mistakes that lose data: a conforming judge makes none of them (``dropped``: a new or coexisting fact taken

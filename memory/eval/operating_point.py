@@ -71,7 +71,7 @@ WRITE_PATHS = ("raw", "facts")
 """``raw`` stores each message as-is; ``facts`` distils atomic facts and decides duplicate / update / coexist / new."""
 JUDGES = JUDGE_NAMES
 """``rules``: the rules (memory.write.adjudicate.judge_reason); ``learned``: the learned judge
-(memory.write.learned); ``bands``: the plain two-band rule (memory.write.judges)."""
+(memory.write.judges.learned); ``bands``: the plain two-band rule (memory.write.judges)."""
 PROVENANCE_FIELDS: dict[str, type | tuple[type, ...]] = {
     "dataset": str, "sha256": str, "source": str, "embedder": str, "mode": str, "unit": str, "rule": str,
     "measured_at": str, "questions": int, "token_budget": int, "recall": (int, float), "precision": (int, float),

@@ -211,7 +211,7 @@ def shipped_pair_files() -> dict[str, Path]:
     """name (file stem: ``dedup_pairs_en``, ``dedup_pairs_zh``) -> path of every shipped teaching pair set
     (:data:`PAIRS_DIR`), sorted by name. The one place that lists them: the lab's Dedup page, the conformance
     suite (memory.eval.conformance), the score-scale writer and the judge's training script (whose ``trained_on``
-    map, in memory/write/judge_model.json, is keyed by these names)."""
+    map, in memory/write/judges/judge_model.json, is keyed by these names)."""
     return {p.stem: p for p in sorted(PAIRS_DIR.glob("dedup_pairs_*.json"))}
 
 

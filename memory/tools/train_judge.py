@@ -1,4 +1,4 @@
-"""Train the learned judge (memory.write.learned) and write its weights to memory/write/judge_model.json.
+"""Train the learned judge (memory.write.judges.learned) and write its weights to memory/write/judges/judge_model.json.
 
 Trains on the training-only pair sets (fixtures/training/, written for training by helpers who saw only the verdict
 definitions) and the sets the rules were tuned on (memory/scenarios/pairs/dedup_pairs_*, fixtures/independent/dev_* and test_*).
@@ -7,7 +7,7 @@ twins_*, spare_*, probe_*) are refused: they measure the judge, never train it.
 
     python -m memory.tools.train_judge [--out FILE] [--cv] [--c 0.05]
 
-One regression per language: the pairs the reading finds Chinese, and the rest (memory.write.learned.LANGUAGES).
+One regression per language: the pairs the reading finds Chinese, and the rest (memory.write.judges.learned.LANGUAGES).
 ``--cv`` also reports, for each training-only set held out in turn, how a judge trained on the others decides it:
 the honest estimate the training data can give (the held-out sets give the real one). The same data gives the same
 weights: the shipped file is this script's output.
@@ -30,7 +30,7 @@ from memory.core.scenario import FIXTURES_DIR
 from memory.eval.pairs import PairItem, load_pairs, shipped_pair_files
 from memory.write.adjudicate import VERDICTS
 from memory.write.features import pair_features
-from memory.write.learned import (
+from memory.write.judges.learned import (
     COST, FORMAT, HASH_DIM, LANGUAGES, MODEL_FILE, VECTOR_BLOCKS, shared_embedder, feature_row, pair_language,
     pair_language_of, pair_texts,
 )
@@ -44,7 +44,7 @@ C_DEFAULT = 0.05
 point or two of each other in outcome accuracy; 0.05 made the fewest data-losing mistakes)."""
 VECTORS = {"en": "minilm", "zh": "e5"}
 """Each language's statement model: the lab's store model for that language, so the write path hands the judge the
-vectors it has already computed (memory.write.learned.LearnedJudge.offer)."""
+vectors it has already computed (memory.write.judges.learned.LearnedJudge.offer)."""
 SPANS = {"en": "minilm-static", "zh": "e5"}
 DIM = 384
 """Both models' dimension (MiniLM-L6 and e5-small): the feature rows of the two languages share their columns."""
@@ -66,7 +66,7 @@ def featurize(items: Sequence[PairItem], config: MemoryConfig, vectors: dict[str
               spans: dict[str, str] | None = None) -> tuple[np.ndarray, list[str]]:
     """Every pair's feature row and the named features' order. Each pair's statements are embedded with its
     language's model (``vectors``) and its changed spans with the language's span model (``spans``), every text of a
-    model in one call, as the judge does at run time (memory.write.learned.LearnedJudge.pair_vectors)."""
+    model in one call, as the judge does at run time (memory.write.judges.learned.LearnedJudge.pair_vectors)."""
     vectors, spans = vectors or VECTORS, spans or SPANS
     pair_text = [pair_texts(it.existing, it.incoming) for it in items]
     langs = [pair_language_of(it.existing, it.incoming) for it in items]
@@ -101,7 +101,7 @@ def fit(x: np.ndarray, y: np.ndarray, c: float):
 
 
 def languages(x: np.ndarray, names: Sequence[str]) -> np.ndarray:
-    """Each row's language, as the judge tells it at run time (memory.write.learned.pair_language)."""
+    """Each row's language, as the judge tells it at run time (memory.write.judges.learned.pair_language)."""
     col = names.index("chinese")
     return np.array([pair_language({"chinese": v}) for v in x[:, col]])
 

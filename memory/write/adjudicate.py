@@ -120,12 +120,6 @@ def plain_rule(similarity: float | None, config: MemoryConfig | None = None) -> 
     return "duplicate" if similarity >= cfg.duplicate_band else "update"
 
 
-def plain_judge(existing: str, incoming: str, similarity: float, *, config: MemoryConfig) -> tuple[Verdict, Reason]:
-    """The A6 article's two cosine bands as a judge: what the write path would do without the rules."""
-    verdict = plain_rule(similarity, config)
-    return verdict, Reason("plain.bands", {"similarity": f"{similarity:.2f}", "verdict": verdict})
-
-
 def adjudicate(
     fact: str, candidates: Sequence[tuple[CandidateRef, float]], *, config: MemoryConfig | None = None,
     judge: "Judge | None" = None, said: str = "",
@@ -171,7 +165,7 @@ class Judge(Protocol):
 
 
 def prepare_judge(judge: Judge | None, texts: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> None:
-    """Let a judge with a model of its own (a ``prepare`` method: memory.write.learned.LearnedJudge) embed the
+    """Let a judge with a model of its own (a ``prepare`` method: memory.write.judges.learned.LearnedJudge) embed the
     statements, and what it needs of the (stored, incoming) ``pairs``, it is about to judge in one call, rather than a
     pair at a time as they come. Only a warm-up: a pair left out is judged the same, just at its own cost."""
     prepare = getattr(judge, "prepare", None)
@@ -181,7 +175,7 @@ def prepare_judge(judge: Judge | None, texts: Sequence[str], pairs: Sequence[tup
 
 def judge_models(judge: Judge | None) -> frozenset[str]:
     """The embedders whose vectors of the statements a judge reads (a ``models`` method:
-    memory.write.learned.LearnedJudge); empty for a judge with no model of its own."""
+    memory.write.judges.learned.LearnedJudge); empty for a judge with no model of its own."""
     models = getattr(judge, "models", None)
     return frozenset(models()) if models is not None else frozenset()
 
