@@ -23,7 +23,10 @@ Three seams are checked by their code rather than their imports (issue 52):
   takes the owner as two loose strings (``tenant_id`` and ``user_id``, or ``tenant`` and ``user``), but the few public
   calls of ``OWNER_ENTRY_POINTS``, which keep their documented keywords and make the ``Owner`` once;
 * the adapters map onto the runtime's lifecycle calls and write no record lifecycle field themselves
-  (``is_deprecated``, ``superseded_by``, ``supersedes``, ``archived``, ``version``, ``valid_until``).
+  (``is_deprecated``, ``superseded_by``, ``supersedes``, ``archived``, ``version``, ``valid_until``);
+* one test for Chinese characters (issue 48): no module of ``memory/write/`` outside its language readers
+  (``memory/write/lang/``) tests a text for Chinese characters itself (a character class or a comparison over the
+  CJK block, a compiled ``CJK`` pattern): the shared write path asks the statement's reader (``language_of``).
 * only ``memory.store.chroma`` imports ``chromadb``;
 * nothing in ``memory`` imports the lab, Streamlit or plotly;
 * the lab (``app.py``, ``lab/``) imports the library only through its public surfaces: ``memory`` (the runtime
@@ -590,3 +593,39 @@ def test_the_adapters_write_no_lifecycle_field():
 ])
 def test_a_lifecycle_write_in_an_adapter_is_caught(source, expected):
     _assert_caught(lifecycle_writes, "memory/adapters/_planted.py", source, expected)
+
+
+WRITE_PATH = ROOT / "memory" / "write"
+LANG_READERS = WRITE_PATH / "lang"
+_HAN_TEST = re.compile(r"\\u4e00|\\u9fff|\\U00004e00|0x4e00|\b19968\b|\[[^\]\n]*\u4e00-|\b_?CJK\b")
+"""A test for Chinese characters written out: the block's bounds as escapes, numbers or a literal range, or a pattern
+named CJK."""
+
+
+def han_tests(path: Path, source: str | None = None) -> list[str]:
+    """Where a file tests a text for Chinese characters itself (line by line)."""
+    rel = path.relative_to(ROOT)
+    text = path.read_text(encoding="utf-8") if source is None else source
+    return [f"{rel}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+            if _HAN_TEST.search(line)]
+
+
+def test_only_the_language_readers_test_for_chinese_characters():
+    """"Is this Chinese?" is decided in memory/write/lang/ (script.is_chinese, language_of), nowhere else of the
+    write path: extraction, the rules and the learned judge's features ask the statement's reader."""
+    files = [p for p in sorted(WRITE_PATH.rglob("*.py")) if LANG_READERS not in p.parents]
+    assert any(p.name == "extract.py" for p in files) and any(p.name == "zh.py" for p in LANG_READERS.iterdir())
+    found = [hit for path in files for hit in han_tests(path)]
+    assert not found, "\n".join(found)
+    assert any(han_tests(p) for p in LANG_READERS.glob("*.py")), "the readers' own test is found (the checker works)"
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('_CJK = re.compile(r"[\\u4e00-\\u9fff]")\n', "_CJK = re.compile"),
+    ('chinese = bool(re.search("[\u4e00-\u9fff]", text))\n', "re.search("),
+    ("chinese = any(0x4e00 <= ord(ch) <= 0x9fff for ch in text)\n", "ord(ch)"),
+    ('chinese = any("\\u4e00" <= ch <= "\\u9fff" for ch in text)\n', "<= ch <="),
+    ("zh = bool(CJK.search(text))\n", "CJK.search"),
+])
+def test_a_planted_chinese_test_outside_the_readers_is_caught(source, expected):
+    _assert_caught(han_tests, "memory/write/_planted.py", source, expected)

@@ -504,7 +504,7 @@ def _dedup(args: argparse.Namespace) -> int:
     from memory.embed.embedders import make_embedder
 
     from memory.eval.calibration import config_for
-    from memory.write.lexicon import is_chinese
+    from memory.write.lang import is_chinese
 
     pairs = load_pairs(args.pairs)
     _loading_note(args.embedder)

@@ -26,7 +26,9 @@ from memory.core.textcaches import text_cache
 from memory.core.config import DEFAULT_CONFIG, MemoryConfig
 from memory.write.lexicon import (WEAK_CHANGE, WEEKDAYS_EN, additive_marker, change_marker, normalize_values_en,
                                   normalize_values_zh, qualifier_kinds)
-from memory.write.reading import STOP_ZH, Reading, read_statement
+from memory.write.lang import language_of, zh
+from memory.write.lang.script import MEASURE
+from memory.write.reading import Reading, read_statement
 from memory.core.reasons import Reason
 
 Verdict = Literal["duplicate", "update", "coexist", "new"]
@@ -412,10 +414,10 @@ def _announced(p: Pair) -> "dict[str, Any] | None":
 def _measures(text: str) -> frozenset[str]:
     """What a statement's values measure: "date", "time", a currency or the unit after a number ("kg", "元", "公斤"), so
     that "weighs 82 kg" and "down to 76 kilos" are one measure with another value."""
-    zh = bool(_CJK.search(text))
-    norm = normalize_values_zh(text).lower() if zh else normalize_values_en(text)
+    chinese = language_of(text).name == "zh"
+    norm = normalize_values_zh(text).lower() if chinese else normalize_values_en(text)
     kinds = {"date" for _ in re.finditer(r"(?<![a-z])d\d{4}", norm)} | {"time" for _ in re.finditer(r"(?<![a-z])t\d{4}", norm)}
-    for m in re.finditer(r"([$€£¥])?n\d+(?:\.\d+)?\s*(%|[a-z]+|公斤|千克|公里|千米|小时|分钟|[\u4e00-\u9fff])?", norm):
+    for m in MEASURE.finditer(norm):
         unit = m.group(1) or m.group(2)
         if unit:
             kinds.add(_UNITS.get(unit, unit))
@@ -552,26 +554,20 @@ _NOT_MODIFIERS = frozenset("a an the my our your his her their its this that new
                            "latest usual main only whose whom user".split())
 
 
-_PURPOSE = re.compile(r"\bfor ((?!the user\b)[a-z][a-z ]*?)[.!]?$|(?:管理|负责|用来|用于)([\u4e00-\u9fff]{1,4})")
+_PURPOSE = re.compile(r"\bfor ((?!the user\b)[a-z][a-z ]*?)[.!]?$|" + zh.PURPOSE)
 _PARTICIPLE = re.compile(r"^(?:\w+ed|built|written|made|run|held|kept|set|done|sold|hosted)\b")
 
 
 @text_cache(maxsize=8192)
 def _surface(text: str) -> frozenset[str]:
-    if _CJK.search(text):
-        chars = "".join(ch for ch in re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "") if ch not in STOP_ZH)
-        return frozenset(chars[i : i + 2] for i in range(len(chars) - 1))
-    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _SURFACE_STOP)
+    """A statement's content wording (its language's: memory.write.lang.Language.surface)."""
+    return language_of(text).surface(text)
 
 
 @text_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
     """:func:`_surface` with English words cut to five letters ("night" / "nightly", "flight" / "flights")."""
-    return _surface(text) if _CJK.search(text) else frozenset(w[:5] for w in _surface(text))
-
-
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_SURFACE_STOP = frozenset("the user user's and with has have was were are for that this its our their".split())
+    return language_of(text).stems(text)
 
 
 def _different_specifics(p: Pair) -> bool:
@@ -758,21 +754,6 @@ _THIRD_PARTY = re.compile(
 
 _PAST = re.compile(r"\b(?:previously|formerly|used to|in the past)\b|以前|曾经|之前|过去", re.IGNORECASE)
 """A stored fact already said to be past ("previously worked at IBM", "以前在华为工作过") has nothing left to retire."""
-_DEPARTURE_EN = (
-    re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|already\s+)?(?:left|quit|dropped|ditched|"
-               r"cancell?ed|sold|gave up|stopped using|moved out of|moved away from|got rid of)\s+(?:my\s+|our\s+|the\s+)?"
-               r"(.{1,60}?)(?=\s+(?:and|but|so|to|for|in|at|on|last|this|after|because|since|back)\b|[,.;!]|$)",
-               re.IGNORECASE),
-    re.compile(r"\b((?!I\b|My\b|We\b|Our\b)[A-Z][\w.'-]{0,40}(?:\s+[A-Z][\w.'-]{0,40}){0,3})\s+(?:has\s+)?(?:left|quit|"
-               r"retired|resigned|"
-               r"moved on)\b"),
-)
-_DEPARTURE_ZH = (
-    re.compile(r"([\u4e00-\u9fffA-Za-z0-9]{1,6}?)(?:已经|被)?(?:调走了|走了|离职了|辞职了|退休了)"),
-    re.compile(r"从(.{1,10}?)(?:离职|辞职|退出|搬走|毕业)"),
-    re.compile(r"(?:取消了|退掉了|停掉了|卖掉了|卖了|退订了)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?=[，,。；！]|$)"),
-    re.compile(r"(?:把|将)(?:我的|我们的)?([\u4e00-\u9fffA-Za-z0-9 ]{1,8}?)(?:卖了|退了|停了|注销了|退订了|取消了|卖掉了)"),
-)
 _AWAY = re.compile(r"\b(?:trip|holiday|vacation|weekend|visit|for (?:a|the) (?:day|week|month|few days))\b|出差|旅游|旅行|度假|"
                    r"几天", re.IGNORECASE)
 """Left for a while ("I left London for a weekend trip", "我离开北京去出差几天"): nothing the user had is gone."""
@@ -782,7 +763,7 @@ _NOT_GONE = frozenset({"我", "我们", "用户", "他", "她", "他们", "i", "
 @text_cache(maxsize=8192)
 def _departure(text: str) -> str | None:
     """What a statement says is gone (left, dropped, sold, 走了, 离职), or None."""
-    for pattern in _DEPARTURE_ZH if _CJK.search(text) else _DEPARTURE_EN:
+    for pattern in language_of(text).departures:
         m = pattern.search(text)
         if m and m.group(1).strip().lower() not in _NOT_GONE:
             return m.group(1).strip()

@@ -31,9 +31,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memory.write.lexicon import (
-    ASIDES_EN, FILLER_EN, FILLER_ZH, PARTS_EN, PARTS_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, filler_key, is_chinese,
-)
+from memory.write.lang import en, language_of
+from memory.write.lexicon import ASIDES_EN, FILLER_EN, FILLER_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, filler_key
 from memory.write.reading import Reading, read_statement
 from memory.core.errors import InputError
 from memory.core.schema import Category, validate_text
@@ -81,38 +80,11 @@ _VERBISH_EN = re.compile(r"\b(?:is|am|are|was|were|be|been|has|have|had|do|does|
                          r"get|got|go|goes|went|make|makes|take|takes|love|loves|hate|hates|last|lasts)\b|\w+(?:ed|s)\b")
 _VERBISH_ZH = re.compile(r"[是有在买想要用喜欢住做吃喝去给带穿戴玩看听学写开骑坐租养遛充换搬戒紧松]")
 
-_ADVERB_LEAD_EN = (r"(?:(?:also|really|usually|often|always|never|just|still|now|sometimes|mostly|normally|only|even|"
-                   r"already|currently|finally|recently|actually|then|since)\s+)*")
-_PAST_EN = ("got|bought|sold|quit|left|went|took|made|had|gave|ran|came|became|began|broke|brought|caught|chose|did|"
-            "drank|drove|ate|fell|felt|found|flew|forgot|froze|grew|heard|held|hurt|kept|knew|lost|met|paid|put|rode|"
-            "said|saw|sent|set|shut|sang|sat|slept|spent|spoke|stood|swam|taught|told|thought|threw|woke|wore|won|"
-            "wrote|been|gone|done|seen|taken|given|got|gotten|sold|cut|let|dropped|swapped|traded|signed")
-_NOT_PAST_EN = frozenset("need feed seed speed bleed breed shed bed red wed hundred sacred naked wicked beloved "
-                         "tired excited bored married divorced engaged retired interested worried scared annoyed "
-                         "disappointed pleased stressed obsessed based used supposed".split())
-_STATES_EN = ("tired|excited|bored|married|divorced|engaged|retired|interested|worried|scared|annoyed|disappointed|"
-              "pleased|stressed|obsessed|allergic|vegan|vegetarian|single|based|used to")
-_AUX_EN = ("can't|cannot|can|could|couldn't|will|won't|would|wouldn't|should|shouldn't|must|might|may|is|isn't|was|"
-           "wasn't|are|aren't|were|weren't|has|hasn't|have|haven't|had|hadn't|do|don't|does|doesn't|did|didn't|am|"
-           "'m|'ve|'d|'ll")
-_PRESENT_EN = "love|like|hate|need|want|prefer|live|work|enjoy|miss|wish|hope|plan|own|speak|study|train|commute"
-_OPENS_WITH_VERB_EN = re.compile(
-    rf"^{_ADVERB_LEAD_EN}(?:(?:{_PAST_EN}|{_AUX_EN}|{_PRESENT_EN}|{_STATES_EN})\b|(?!(?:{'|'.join(_NOT_PAST_EN)})\b)"
-    rf"[a-z]{{2,}}ed\b)", re.I)
-"""A clause that opens with its verb (after adverbs): it has no subject of its own ("deleted duolingo", "also got a
-dog", "can't make it")."""
-_SPEAKER_VERB_EN = re.compile(
-    rf"^({_ADVERB_LEAD_EN})(?:({_STATES_EN})\b|(?:{_PAST_EN}|didn't|haven't|hadn't|wasn't|can't|won't|{_PRESENT_EN})\b|"
-    rf"(?!(?:{'|'.join(_NOT_PAST_EN)})\b)[a-z]{{2,}}ed\b)", re.I)
-"""A sentence that opens with a verb said of the speaker ("Deleted duolingo.", "Just got a dog.", "Love it here.",
-"Allergic to nuts."): it gets "the user" as its subject. Not imperatives ("Use metric units.", "Don't forget ...")."""
 _POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|his|her|their|(?:this|that)(?!\s+(?:year|month|"
                              r"week|weekend|morning|afternoon|evening|night|time|summer|winter|spring|autumn|fall)\b))\b|"
                              r"\b(?:it|them)$", re.I)
 """A clause about the thing or person of the clause before it: it opens with a pronoun ("it ends in 9032", "he's
 allergic", "that was last year") or ends with one ("my knee can't take it")."""
-_KIN_ZH = ("哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|爸爸|爸|妈妈|妈|爷爷|奶奶|姥姥|姥爷|外公|外婆|老公|老婆|儿子|女儿|闺女|孩子|"
-           "男朋友|女朋友|对象|同事|老板|领导|室友|邻居|父亲|母亲|丈夫|妻子")
 _POINTS_BACK_ZH = re.compile(r"^(?:它|他|她|这(?![次周天里儿边会])|那(?![次周天里儿边时会]))|[它他她]$")
 _OPENS_WITH_VERB_ZH = re.compile(
     r"^(?:一\w{1,2}就|全|也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
@@ -241,7 +213,7 @@ def is_filler(clause: str) -> bool:
     stripped = filler_key(clause)
     if not stripped:
         return True
-    if is_chinese(stripped):
+    if language_of(stripped).name == "zh":
         rest = stripped.replace(" ", "")
         for word in sorted(FILLER_ZH, key=len, reverse=True):
             rest = rest.replace(word.lower(), "")
@@ -290,8 +262,8 @@ def _clauses(text: str, limit: int = MAX_CLAUSE_CHARS) -> list[str | None]:
             if pending is None or pending:
                 piece = _joined(pending, piece, limit)
                 pending = ""
-            if piece is not None and (_is_qualifier(piece) or first and at + 1 < len(raws) and not is_chinese(piece)
-                                      and _is_fragment(piece)):
+            if piece is not None and (_is_qualifier(piece) or first and at + 1 < len(raws)
+                                      and language_of(piece).name == "en" and _is_fragment(piece)):
                 pending = piece  # "Of all painters, Frida Kahlo's the one I love most": said of what follows
             elif out and (piece is None or _is_fragment(piece)):
                 out[-1] = _joined(out[-1], piece, limit)
@@ -318,12 +290,12 @@ def _joined(head: str | None, tail: str | None, limit: int) -> str | None:
     """``head, tail`` (with the separator of the tail's language), or None when either or the result is overlong."""
     if head is None or tail is None or len(head) + len(tail) + 2 > limit:
         return None
-    return f"{head}{'，' if is_chinese(tail) else ', '}{tail}"
+    return f"{head}{language_of(tail).comma}{tail}"
 
 
 def _is_qualifier(clause: str) -> bool:
     """A leading qualifier that needs the next clause: "When writing Go", "写Go时", "比起咖啡"."""
-    if is_chinese(clause):
+    if language_of(clause).name == "zh":
         return len(clause) <= 12 and bool(_QUALIFIER_ZH.search(clause))
     words = clause.split()
     if _SUBORDINATORS_EN.match(clause):
@@ -336,14 +308,14 @@ def continues(clause: str, *, same_sentence: bool = True) -> bool:
     "it ends in 9032 now", "he's allergic", "my knee can't take it", "它坏了"), or, in the same sentence, it opens with
     its verb and so has that clause's subject ("deleted duolingo", "traded in the old iPhone", "去了字节跳动",
     "不加糖也不加奶"). Split from it, it would be read without its subject or attribute."""
-    if is_chinese(clause):
+    if language_of(clause).name == "zh":
         return bool(_POINTS_BACK_ZH.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_ZH.match(clause))
-    return bool(_POINTS_BACK_EN.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_EN.match(clause))
+    return bool(_POINTS_BACK_EN.search(clause)) or same_sentence and bool(en.OPENS_WITH_VERB.match(clause))
 
 
 def _is_fragment(clause: str) -> bool:
     """A clause without a predicate ("the black one", "黑色那个") or a relative clause ("which ...")."""
-    if is_chinese(clause):
+    if language_of(clause).name == "zh":
         return len(clause) <= 8 and not _VERBISH_ZH.search(clause) or bool(re.search(r"(?:那个|那款|那只|那种)$", clause))
     if re.match(r"^(?:which|who|that|where)\b", clause, re.I):
         return True
@@ -352,7 +324,7 @@ def _is_fragment(clause: str) -> bool:
         return True
     # no predicate read: "on Tuesdays", "pedal-powered", "his name's Biscuit", "so excited", "Mon" (a clause that
     # opens with its verb is not one: continues() joins it with its subject)
-    return (words <= FRAGMENT_WORDS and not _OPENS_WITH_VERB_EN.match(clause) and not _HAS_SUBJECT_EN.search(clause)
+    return (words <= FRAGMENT_WORDS and not en.OPENS_WITH_VERB.match(clause) and not _HAS_SUBJECT_EN.search(clause)
             and read_statement(clause).attribute in _NO_PREDICATE)
 
 
@@ -371,96 +343,14 @@ _NO_PREDICATE = frozenset({"", *(f"verb:{w}" for w in "a an the and or at in on 
 
 def _topic(clause: str) -> str:
     low = clause.lower()
-    products = PRODUCTS_ZH if is_chinese(clause) else PRODUCTS_EN
-    for p in products:
-        if (p in low) if is_chinese(p) else re.search(rf"\b{re.escape(p)}\b", low):
+    for p in language_of(clause).products:
+        if (p in low) if language_of(p).name == "zh" else re.search(rf"\b{re.escape(p)}\b", low):
             return p
     return ""
 
 
 def _stand_alone(clause: str, topic: str) -> str:
-    return _stand_alone_zh(clause, topic) if is_chinese(clause) else _stand_alone_en(clause, topic)
-
-
-_THIRD_PERSON = (
-    (r"\bI'm\b|\bI am\b", "the user is"), (r"\bI've\b", "the user has"), (r"\bI'd\b", "the user would"),
-    (r"\bI'll\b", "the user will"), (r"\bI was\b", "the user was"), (r"\bI have\b", "the user has"),
-    (r"\bI do not\b|\bI don't\b", "the user does not"), (r"\bmyself\b", "the user"),
-    (r"\bmy\b", "the user's"), (r"\bMy\b", "the user's"), (r"\bme\b", "the user"),
-)
-_NO_S = frozenset("can could will would should must may might shall did was bought went got had made took ate drank "
-                  "used moved lived worked quit".split())
-_ADVERBS = frozenset("also really usually often always never just still now sometimes mostly normally only even "
-                     "already currently".split())
-
-
-def _conjugate(verb: str) -> str:
-    low = verb.lower()
-    if low in _NO_S or low.endswith("ed") or re.fullmatch(_PAST_EN, low):
-        return verb
-    if low == "have":
-        return verb[:-2] + "s"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", low):
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def _stand_alone_en(clause: str, topic: str) -> str:
-    s = clause.strip()
-    speaker = _SPEAKER_VERB_EN.match(s)
-    if speaker:  # "Deleted duolingo." / "Allergic to nuts.": said of the speaker
-        rest = s[len(speaker.group(1)):]
-        s = f"I {speaker.group(1).lower()}{'am ' if speaker.group(2) else ''}{rest[:1].lower()}{rest[1:]}"
-    if topic:
-        s = re.sub(r"^(?:not like|unlike) mine\b", f"unlike the user's current {topic}", s, flags=re.I)
-        s = re.sub(r"\b(a|an|the) ((?:[a-z]+ )?)one\b", lambda m: f"{'a' if m.group(1) != 'the' else 'the'} {m.group(2)}{topic}", s)
-        s = re.sub(r"\b(buy|get|want|order) one\b", rf"\1 a {topic}", s)
-        s = re.sub(r"\bmine\b", f"the user's own {topic}", s)
-        part = "|".join(sorted(PARTS_EN, key=len, reverse=True))
-        s = re.sub(rf"^(?:the|its) ({part})\b", rf"the {topic}'s \1", s, flags=re.I)
-    s = re.sub(r"^(?:with )?(?:a |the |my )?budget (?:of |is )?", "the user's budget is ", s, flags=re.I)
-    for pat, rep in _THIRD_PERSON:
-        s = re.sub(pat, rep, s)
-    s = re.sub(r"\bmine\b", "the user's", s)
-
-    def third(m: re.Match) -> str:
-        words = m.group(1).split()
-        out = []
-        for i, w in enumerate(words):
-            if w.lower() in _ADVERBS and i < len(words) - 1:
-                out.append(w)
-                continue
-            out.append(_conjugate(w))
-            out.extend(words[i + 1:])
-            break
-        return "the user " + " ".join(out)
-
-    s = re.sub(r"\bI\b((?: (?:also|really|usually|often|always|never|just|still|now|sometimes|mostly|normally|only|even|"
-               r"already|currently))* [A-Za-z]+)", third, s)
-    s = re.sub(r"^the user\b", "The user", s)
-    s = s[0].upper() + s[1:] if s else s
-    return s.rstrip(".!;") + "."
-
-
-def _stand_alone_zh(clause: str, topic: str) -> str:
-    s = re.sub(r"(?<!\s)\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+", "", clause.strip())
-    s = re.sub(r"我的", "用户的", s)
-    s = re.sub(rf"我(?=(?:{_KIN_ZH}))", "用户的", s)  # "我哥" is the user's brother, not "用户哥"
-    s = re.sub(r"我(?!们)", "用户", s)
-    if topic:
-        s = re.sub(r"^(?:别|不要)?像用户那个", f"用户现有的{topic}", s)
-        s = re.sub(r"(一个|一款|一只|一块|一台|一部)([^，。]*?的)$", rf"\1\2{topic}", s)
-        part = "|".join(sorted(PARTS_ZH, key=len, reverse=True))
-        if re.match(rf"^(?:{part})", s):
-            s = f"{topic}的{s}"
-    if "用户" not in s:
-        if re.match(r"^(?:预算|目标|计划)", s):
-            s = "用户的" + s
-        elif re.match(r"^(?:想|要|希望|打算|准备|喜欢|讨厌|买|也|还|会|不|没|在|给|去|每天|经常|一直|已经|现在|今天)", s):
-            s = "用户" + s
-    return s.rstrip("。.!！;；") + "。"
+    return language_of(clause).stand_alone(clause, topic)
 
 
 # --- facts ----------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from memory.write.adjudicate import (
     AWAY, PAST, PRIORITY, RULES, THIRD_PARTY, Pair, Rule, attitude, change_event, departure, mentions, relations, same_content,
     same_value_set, specific, subjects_match, values_equal,
 )
+from memory.write.lang import language_of
+from memory.write.lang.script import TOKEN, starts_chinese
 from memory.write.lexicon import WEAK_CHANGE, additive_marker, change_marker
 from memory.write.reading import Reading
 
@@ -32,24 +34,17 @@ _END = re.compile(r"\b(?:no longer|not anymore|any more|anymore|quit|stopped|gav
                   r"dropped|sold|ended|broke up|moved out|left|retired|resigned|unsubscribed|got rid of|don't .* anymore|"
                   r"isn't|aren't|wasn't|not)\b|不再|不[^\s，。]{0,4}了|没有?再|戒了|戒掉|辞职|离职|取消|退订|退掉|停了|停掉|"
                   r"卖了|卖掉|分手|搬走|退了|已经不|没了", re.IGNORECASE)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
 
 
 def _surface(text: str) -> set[str]:
-    if _CJK.search(text):
-        chars = re.sub(r"[^\u4e00-\u9fff]+", "", text).replace("用户", "")
-        return {chars[i : i + 2] for i in range(len(chars) - 1)} | set(re.findall(r"[a-z0-9]+", text.lower()))
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+    return language_of(text).words(text)
 
 
 def _units(text: str) -> set[str]:
     """A statement's wording as units: English words; Chinese characters and character pairs."""
-    if _CJK.search(text):
-        chars = re.sub(r"\s+", "", text)
-        return {chars[i : i + 2] for i in range(len(chars) - 1)} | set(chars)
-    return set(re.findall(r"[a-z0-9']+", text.lower()))
+    return language_of(text).units(text)
 
 
 def changed_wording(old: str, new: str) -> tuple[list[str], list[str]]:
@@ -59,7 +54,6 @@ def changed_wording(old: str, new: str) -> tuple[list[str], list[str]]:
     return sorted(b - a), sorted(a - b)
 
 
-_TOKEN = re.compile(r"[\u4e00-\u9fff]|[a-z0-9']+")
 NO_CHANGE = "-"
 """The text of an empty side of :func:`changed_spans`."""
 
@@ -82,14 +76,14 @@ def changed_spans(old: str, new: str) -> tuple[str, str]:
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.replace("用户", "").lower())
+    return TOKEN.findall(text.replace("用户", "").lower())
 
 
 def _join(tokens: list[str]) -> str:
     """Tokens back into text: a space between two words, none beside a Chinese character."""
     out = tokens[0]
     for prev, tok in zip(tokens, tokens[1:]):
-        out += (" " if not _CJK.match(prev) and not _CJK.match(tok) else "") + tok
+        out += (" " if not starts_chinese(prev) and not starts_chinese(tok) else "") + tok
     return out
 
 

@@ -13,8 +13,8 @@ from functools import lru_cache
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 from memory.core.textcaches import text_cache
+from memory.write.lang.script import is_chinese
 
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # --- fillers: turns that carry no fact -------------------------------------------------------
 FILLER_EN = frozenset(
@@ -143,14 +143,14 @@ _QUALIFIERS_ZH = {k: re.compile(p) for k, p in QUALIFIERS_ZH.items()}
 
 def _marker(text: str, words: tuple[str, ...]) -> str | None:
     """One of ``words`` the statement contains (whole words in English; the leftmost), or None."""
-    found = _alternation(words, bool(CJK.search(text))).search(text if CJK.search(text) else text.lower())
+    found = _alternation(words, is_chinese(text)).search(text if is_chinese(text) else text.lower())
     return found.group(0) if found else None
 
 
 @lru_cache(maxsize=64)
 def _alternation(words: tuple[str, ...], chinese: bool) -> re.Pattern:
     """One pattern for a word list (longest first), in the statement's script."""
-    mine = sorted((w for w in words if bool(CJK.search(w)) == chinese), key=len, reverse=True)
+    mine = sorted((w for w in words if is_chinese(w) == chinese), key=len, reverse=True)
     body = "|".join(re.escape(w) for w in mine) or "(?!)"
     return re.compile(body if chinese else rf"(?<![a-z])(?:{body})(?![a-z])")
 
@@ -159,23 +159,23 @@ def _alternation(words: tuple[str, ...], chinese: bool) -> re.Pattern:
 def change_marker(text: str) -> str | None:
     """The word by which the statement says something changed ("moved", "卖了"; a WEAK_CHANGE word only when it has
     no other), or None."""
-    words = CHANGE_EVENT_ZH if CJK.search(text) else CHANGE_EVENT_EN
+    words = CHANGE_EVENT_ZH if is_chinese(text) else CHANGE_EVENT_EN
     return _marker(text, _STRONG[words]) or _marker(text, words)
 
 
 @text_cache(maxsize=8192)
 def additive_marker(text: str) -> str | None:
     """The word by which the statement adds a value beside another ("also", "另外"), or None."""
-    if CJK.search(text):
+    if is_chinese(text):
         text = re.sub(r"还(?:是|在|没|不)", "", text)  # "still": 还是, 还在, 还没, 还不
-    return _marker(text, ADDITIVE_ZH if CJK.search(text) else ADDITIVE_EN)
+    return _marker(text, ADDITIVE_ZH if is_chinese(text) else ADDITIVE_EN)
 
 
 @text_cache(maxsize=8192)
 def qualifier_kinds(text: str) -> frozenset[str]:
     """The conditions the statement is qualified by (QUALIFIERS_EN / QUALIFIERS_ZH keys). Beside a clock time, a
     time of day ("7:45 in the morning", "夜里2:00") is part of the time, not a condition."""
-    zh = bool(CJK.search(text))
+    zh = is_chinese(text)
     table, low = (_QUALIFIERS_ZH, text) if zh else (_QUALIFIERS_EN, text.lower())
     kinds = frozenset(k for k, pattern in table.items() if pattern.search(low))
     clock = re.search(r"(?<![a-z])t\d{4}", normalize_values_zh(text) if zh else normalize_values_en(text))
@@ -653,10 +653,6 @@ def _zh_decimal(number: str) -> Decimal | None:
     return None if value is None else Decimal(value)
 
 
-def is_chinese(text: str) -> bool:
-    return bool(CJK.search(text))
-
-
 def _domain_index() -> tuple[dict[str, frozenset[str]], dict[str, re.Pattern | None]]:
     """The triggers of :data:`DOMAINS` as two lookups: an English word (a whole ``\\w+`` run of the text, or that
     word with a plural ``s``) -> its tags, and per tag the triggers that match anywhere as text (Chinese ones and
@@ -666,7 +662,7 @@ def _domain_index() -> tuple[dict[str, frozenset[str]], dict[str, re.Pattern | N
     for tag, triggers in DOMAINS.items():
         loose = []
         for w in triggers:
-            if CJK.search(w) or " " in w:
+            if is_chinese(w) or " " in w:
                 loose.append(w)
             else:
                 if not re.fullmatch(r"\w+", w):
