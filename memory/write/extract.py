@@ -31,8 +31,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memory.write.lang import en, language_of
-from memory.write.lexicon import ASIDES_EN, FILLER_EN, FILLER_ZH, PRODUCTS_EN, PRODUCTS_ZH, domains_of, filler_key
+from memory.write.lang import language_of
+from memory.write.lexicon import PRODUCTS_EN, PRODUCTS_ZH, domains_of, filler_key
 from memory.write.reading import Reading, read_statement
 from memory.core.errors import InputError
 from memory.core.schema import Category, validate_text
@@ -69,29 +69,8 @@ _PROFILE_WORDS = re.compile(r"\b(?:is an?|am an?|name is|years old|lives?|works?
                             r"是一名|名叫|岁|住在|职业|结婚|单身")
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
-_SUBORDINATORS_EN = re.compile(r"^(?:when|while|whenever|if|given|during|as for|before|after|unless|although|because|"
-                               r"since|once)\b", re.I)
-_PREPOSITIONS_EN = re.compile(r"^(?:for|on|at|in)\b", re.I)
-_QUALIFIER_ZH = re.compile(r"(?:时|的时候|的话|以后|之后|之前)$|^(?:比起|如果|因为|虽然|对于|关于|当)")
 _LEADING_CONJ_EN = re.compile(r"^(?:and|but|also|so|then|plus|oh|and also|and then)\s+", re.I)
 _LEADING_CONJ_ZH = re.compile(r"^(?:而且|并且|但是|不过|然后|还有|另外|同时|所以)")
-_VERBISH_EN = re.compile(r"\b(?:is|am|are|was|were|be|been|has|have|had|do|does|did|will|would|can|could|should|must|"
-                         r"need|needs|want|wants|like|likes|prefer|prefers|live|lives|work|works|use|uses|bought|buy|"
-                         r"get|got|go|goes|went|make|makes|take|takes|love|loves|hate|hates|last|lasts)\b|\w+(?:ed|s)\b")
-_VERBISH_ZH = re.compile(r"[是有在买想要用喜欢住做吃喝去给带穿戴玩看听学写开骑坐租养遛充换搬戒紧松]")
-
-_POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|his|her|their|(?:this|that)(?!\s+(?:year|month|"
-                             r"week|weekend|morning|afternoon|evening|night|time|summer|winter|spring|autumn|fall)\b))\b|"
-                             r"\b(?:it|them)$", re.I)
-"""A clause about the thing or person of the clause before it: it opens with a pronoun ("it ends in 9032", "he's
-allergic", "that was last year") or ends with one ("my knee can't take it")."""
-_POINTS_BACK_ZH = re.compile(r"^(?:它|他|她|这(?![次周天里儿边会])|那(?![次周天里儿边时会]))|[它他她]$")
-_OPENS_WITH_VERB_ZH = re.compile(
-    r"^(?:一\w{1,2}就|全|也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
-    r"感觉|开始|继续|加|买|养|学|报|从|把|被|让|每天|经常|一直|现在|目前|如今|后来|结果|于是|很|挺|特别|非常|太|有点|比较|"
-    r"[\d一二两三四五六七八九十]+(?:月|日|号|点|天|年|个|次|岁|斤|公斤))")
-"""A Chinese clause with no subject of its own: it opens with an adverb, a verb or a date ("去了字节跳动", "现在住上海",
-"不加糖也不加奶", "8日退房")."""
 
 
 @dataclass(frozen=True)
@@ -213,12 +192,7 @@ def is_filler(clause: str) -> bool:
     stripped = filler_key(clause)
     if not stripped:
         return True
-    if language_of(stripped).name == "zh":
-        rest = stripped.replace(" ", "")
-        for word in sorted(FILLER_ZH, key=len, reverse=True):
-            rest = rest.replace(word.lower(), "")
-        return not rest
-    return stripped in ASIDES_EN or all(w in FILLER_EN for w in stripped.split())
+    return language_of(stripped).is_filler(stripped)
 
 
 # --- splitting ----------------------------------------------------------------------------------
@@ -295,12 +269,7 @@ def _joined(head: str | None, tail: str | None, limit: int) -> str | None:
 
 def _is_qualifier(clause: str) -> bool:
     """A leading qualifier that needs the next clause: "When writing Go", "写Go时", "比起咖啡"."""
-    if language_of(clause).name == "zh":
-        return len(clause) <= 12 and bool(_QUALIFIER_ZH.search(clause))
-    words = clause.split()
-    if _SUBORDINATORS_EN.match(clause):
-        return True
-    return bool(_PREPOSITIONS_EN.match(clause)) and len(words) <= 4 and not re.search(r"\b(?:i|the user|he|she)\b", clause, re.I)
+    return language_of(clause).is_qualifier(clause)
 
 
 def continues(clause: str, *, same_sentence: bool = True) -> bool:
@@ -308,35 +277,12 @@ def continues(clause: str, *, same_sentence: bool = True) -> bool:
     "it ends in 9032 now", "he's allergic", "my knee can't take it", "它坏了"), or, in the same sentence, it opens with
     its verb and so has that clause's subject ("deleted duolingo", "traded in the old iPhone", "去了字节跳动",
     "不加糖也不加奶"). Split from it, it would be read without its subject or attribute."""
-    if language_of(clause).name == "zh":
-        return bool(_POINTS_BACK_ZH.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_ZH.match(clause))
-    return bool(_POINTS_BACK_EN.search(clause)) or same_sentence and bool(en.OPENS_WITH_VERB.match(clause))
+    return language_of(clause).continues(clause, same_sentence)
 
 
 def _is_fragment(clause: str) -> bool:
     """A clause without a predicate ("the black one", "黑色那个") or a relative clause ("which ...")."""
-    if language_of(clause).name == "zh":
-        return len(clause) <= 8 and not _VERBISH_ZH.search(clause) or bool(re.search(r"(?:那个|那款|那只|那种)$", clause))
-    if re.match(r"^(?:which|who|that|where)\b", clause, re.I):
-        return True
-    words = len(clause.split())
-    if words <= 4 and not _VERBISH_EN.search(clause.lower()):
-        return True
-    # no predicate read: "on Tuesdays", "pedal-powered", "his name's Biscuit", "so excited", "Mon" (a clause that
-    # opens with its verb is not one: continues() joins it with its subject)
-    return (words <= FRAGMENT_WORDS and not en.OPENS_WITH_VERB.match(clause) and not _HAS_SUBJECT_EN.search(clause)
-            and read_statement(clause).attribute in _NO_PREDICATE)
-
-
-FRAGMENT_WORDS = 8
-"""Longest English clause read for a predicate (:func:`_is_fragment`); a longer one is taken as a clause."""
-_HAS_SUBJECT_EN = re.compile(r"\b(?:i|i'm|we|we're|you|he|she|they|it|it's|is|are|was|were|am)\b|\w's\s+(?!own\b)[a-z]+$",
-                             re.I)
-"""A subject or a copula of its own ("once a week I ski", "the data's unlimited"): a clause, not a fragment."""
-_NO_PREDICATE = frozenset({"", *(f"verb:{w}" for w in "a an the and or at in on of out all for to with by from over up "
-                                                     "off per past".split())})
-"""Readings with no predicate: none found, or a function word taken for the verb ("once a day", "Wed and Fri",
-"leaving at seven", "spread out over the year")."""
+    return language_of(clause).is_fragment(clause)
 
 
 # --- rewriting ------------------------------------------------------------------------------------

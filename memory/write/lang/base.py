@@ -83,3 +83,11 @@ class Language:
     """A statement's wording for the learned judge's jaccard (memory.write.features)."""
     units: Callable[[str], set[str]]
     """A statement's wording as units: English words; Chinese characters and character pairs."""
+    is_filler: Callable[[str], bool]
+    """A pleasantry or acknowledgement, given as its filler key (memory.write.lexicon.filler_key)."""
+    is_qualifier: Callable[[str], bool]
+    """A leading qualifier that needs the next clause ("When writing Go", "写Go时")."""
+    continues: Callable[[str, bool], bool]
+    """``(clause, same_sentence)``: the clause needs the one before it for its subject or its thing."""
+    is_fragment: Callable[[str], bool]
+    """A clause without a predicate ("the black one", "黑色那个")."""

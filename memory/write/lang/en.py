@@ -9,7 +9,7 @@ import re
 from memory.write.lang.base import DEVICE_DOMAINS, VALUE_TOKEN_ATTRS, Language, Reading, read_diet
 from memory.write.lang.script import is_chinese
 from memory.write.lexicon import (
-    CESSATION_EN, CHANGE_EN, CONTEXT_WORDS, DIET_EN, JOB_NOUNS_EN, MONTHS_EN, NEGATION_EN, PARTS_EN, PHRASES_EN,
+    ASIDES_EN, CESSATION_EN, CHANGE_EN, CONTEXT_WORDS, DIET_EN, FILLER_EN, JOB_NOUNS_EN, MONTHS_EN, NEGATION_EN, PARTS_EN, PHRASES_EN,
     PRODUCTS_EN, VERB_SKIP_EN, WEEKDAYS_EN, domains_of, normalize_values_en,
 )
 
@@ -417,6 +417,63 @@ def stand_alone(clause: str, topic: str) -> str:
     return s.rstrip(".!;") + "."
 
 
+
+# --- splitting a turn into clauses ---------------------------------------------------------------
+
+_SUBORDINATORS_EN = re.compile(r"^(?:when|while|whenever|if|given|during|as for|before|after|unless|although|because|"
+                               r"since|once)\b", re.I)
+_PREPOSITIONS_EN = re.compile(r"^(?:for|on|at|in)\b", re.I)
+_VERBISH_EN = re.compile(r"\b(?:is|am|are|was|were|be|been|has|have|had|do|does|did|will|would|can|could|should|must|"
+                         r"need|needs|want|wants|like|likes|prefer|prefers|live|lives|work|works|use|uses|bought|buy|"
+                         r"get|got|go|goes|went|make|makes|take|takes|love|loves|hate|hates|last|lasts)\b|\w+(?:ed|s)\b")
+_POINTS_BACK_EN = re.compile(r"^(?:it|it's|its|they|they're|them|he|he's|she|she's|his|her|their|(?:this|that)(?!\s+(?:year|month|"
+                             r"week|weekend|morning|afternoon|evening|night|time|summer|winter|spring|autumn|fall)\b))\b|"
+                             r"\b(?:it|them)$", re.I)
+"""A clause about the thing or person of the clause before it: it opens with a pronoun ("it ends in 9032", "he's
+allergic", "that was last year") or ends with one ("my knee can't take it")."""
+FRAGMENT_WORDS = 8
+"""Longest English clause read for a predicate (:func:`is_fragment`); a longer one is taken as a clause."""
+_HAS_SUBJECT_EN = re.compile(r"\b(?:i|i'm|we|we're|you|he|she|they|it|it's|is|are|was|were|am)\b|\w's\s+(?!own\b)[a-z]+$",
+                             re.I)
+"""A subject or a copula of its own ("once a week I ski", "the data's unlimited"): a clause, not a fragment."""
+_NO_PREDICATE = frozenset({"", *(f"verb:{w}" for w in "a an the and or at in on of out all for to with by from over up "
+                                                     "off per past".split())})
+"""Readings with no predicate: none found, or a function word taken for the verb ("once a day", "Wed and Fri",
+"leaving at seven", "spread out over the year")."""
+
+
+def is_filler(stripped: str) -> bool:
+    """An English pleasantry or acknowledgement (its :func:`memory.write.lexicon.filler_key`): "ok thanks"."""
+    return stripped in ASIDES_EN or all(w in FILLER_EN for w in stripped.split())
+
+
+def is_qualifier(clause: str) -> bool:
+    """A leading qualifier that needs the next clause: "When writing Go", "For business trips"."""
+    words = clause.split()
+    if _SUBORDINATORS_EN.match(clause):
+        return True
+    return bool(_PREPOSITIONS_EN.match(clause)) and len(words) <= 4 and not re.search(r"\b(?:i|the user|he|she)\b", clause, re.I)
+
+
+def continues(clause: str, same_sentence: bool) -> bool:
+    """The clause needs the one before it (memory.write.extract.continues): it opens or ends with a pronoun, or, in the
+    same sentence, it opens with its verb."""
+    return bool(_POINTS_BACK_EN.search(clause)) or same_sentence and bool(OPENS_WITH_VERB.match(clause))
+
+
+def is_fragment(clause: str) -> bool:
+    """A clause without a predicate ("the black one", "on Tuesdays") or a relative clause ("which ...")."""
+    if re.match(r"^(?:which|who|that|where)\b", clause, re.I):
+        return True
+    words = len(clause.split())
+    if words <= 4 and not _VERBISH_EN.search(clause.lower()):
+        return True
+    # no predicate read: "on Tuesdays", "pedal-powered", "his name's Biscuit", "so excited", "Mon" (a clause that
+    # opens with its verb is not one: continues() joins it with its subject)
+    return (words <= FRAGMENT_WORDS and not OPENS_WITH_VERB.match(clause) and not _HAS_SUBJECT_EN.search(clause)
+            and read(clause.strip()).attribute in _NO_PREDICATE)
+
+
 # --- what the rules and the learned judge's features ask -----------------------------------------
 
 DEPARTURES = (
@@ -450,4 +507,5 @@ def units(text: str) -> set[str]:
 
 
 LANGUAGE = Language(name="en", read=read, stand_alone=stand_alone, comma=", ", products=PRODUCTS_EN,
-                    departures=DEPARTURES, surface=surface, stems=stems, words=words, units=units)
+                    departures=DEPARTURES, surface=surface, stems=stems, words=words, units=units, is_filler=is_filler,
+                    is_qualifier=is_qualifier, continues=continues, is_fragment=is_fragment)

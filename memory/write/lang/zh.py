@@ -9,7 +9,7 @@ import re
 from memory.write.lang.base import DEVICE_DOMAINS, VALUE_TOKEN_ATTRS, Language, Reading, read_diet
 from memory.write.lang.script import HAN, is_chinese
 from memory.write.lexicon import (
-    CHANGE_ZH, CONTEXT_WORDS, DIET_ZH, JOB_SUFFIX_ZH, NEGATION_ZH, PARTS_ZH, PHRASES_ZH, PRODUCTS_ZH, WEEKDAYS_ZH,
+    CHANGE_ZH, CONTEXT_WORDS, DIET_ZH, FILLER_ZH, JOB_SUFFIX_ZH, NEGATION_ZH, PARTS_ZH, PHRASES_ZH, PRODUCTS_ZH, WEEKDAYS_ZH,
     domains_of, normalize_values_zh,
 )
 
@@ -250,6 +250,44 @@ def stand_alone(clause: str, topic: str) -> str:
     return s.rstrip("。.!！;；") + "。"
 
 
+
+# --- splitting a turn into clauses ---------------------------------------------------------------
+
+_QUALIFIER_ZH = re.compile(r"(?:时|的时候|的话|以后|之后|之前)$|^(?:比起|如果|因为|虽然|对于|关于|当)")
+_VERBISH_ZH = re.compile(r"[是有在买想要用喜欢住做吃喝去给带穿戴玩看听学写开骑坐租养遛充换搬戒紧松]")
+_POINTS_BACK_ZH = re.compile(r"^(?:它|他|她|这(?![次周天里儿边会])|那(?![次周天里儿边时会]))|[它他她]$")
+_OPENS_WITH_VERB_ZH = re.compile(
+    r"^(?:一\w{1,2}就|全|也|还|又|再|就|才|都|已经|已|刚|正在|在|不|没|去|来|改|换|搬|辞|戒|卖|退|想|要|打算|准备|希望|喜欢|讨厌|爱|说|觉得|"
+    r"感觉|开始|继续|加|买|养|学|报|从|把|被|让|每天|经常|一直|现在|目前|如今|后来|结果|于是|很|挺|特别|非常|太|有点|比较|"
+    r"[\d一二两三四五六七八九十]+(?:月|日|号|点|天|年|个|次|岁|斤|公斤))")
+"""A Chinese clause with no subject of its own: it opens with an adverb, a verb or a date ("去了字节跳动", "现在住上海",
+"不加糖也不加奶", "8日退房")."""
+
+
+def is_filler(stripped: str) -> bool:
+    """A Chinese pleasantry or acknowledgement (its :func:`memory.write.lexicon.filler_key`): "哈哈好的"."""
+    rest = stripped.replace(" ", "")
+    for word in sorted(FILLER_ZH, key=len, reverse=True):
+        rest = rest.replace(word.lower(), "")
+    return not rest
+
+
+def is_qualifier(clause: str) -> bool:
+    """A leading qualifier that needs the next clause: "写Go时", "比起咖啡"."""
+    return len(clause) <= 12 and bool(_QUALIFIER_ZH.search(clause))
+
+
+def continues(clause: str, same_sentence: bool) -> bool:
+    """The clause needs the one before it (memory.write.extract.continues): it opens or ends with a pronoun ("它坏了"),
+    or, in the same sentence, it opens with an adverb, a verb or a date ("去了字节跳动")."""
+    return bool(_POINTS_BACK_ZH.search(clause)) or same_sentence and bool(_OPENS_WITH_VERB_ZH.match(clause))
+
+
+def is_fragment(clause: str) -> bool:
+    """A clause without a predicate ("黑色那个")."""
+    return len(clause) <= 8 and not _VERBISH_ZH.search(clause) or bool(re.search(r"(?:那个|那款|那只|那种)$", clause))
+
+
 # --- what the rules and the learned judge's features ask -----------------------------------------
 
 DEPARTURES = (
@@ -283,4 +321,5 @@ def units(text: str) -> set[str]:
 
 
 LANGUAGE = Language(name="zh", read=read, stand_alone=stand_alone, comma="，", products=PRODUCTS_ZH,
-                    departures=DEPARTURES, surface=surface, stems=stems, words=words, units=units)
+                    departures=DEPARTURES, surface=surface, stems=stems, words=words, units=units, is_filler=is_filler,
+                    is_qualifier=is_qualifier, continues=continues, is_fragment=is_fragment)
