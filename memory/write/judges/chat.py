@@ -2,9 +2,8 @@
 
 :class:`ChatJudge` is a :class:`~memory.write.adjudicate.Judge`, so ``Ingestor(manager, judge=ChatJudge.from_env())``
 asks a model, instead of the rules, whether an incoming fact duplicates, updates, coexists with or is new beside a
-stored one. The rules (:func:`~memory.write.adjudicate.judge_reason`) stay the default: they run offline, and the one
-chat model shipped whole on PyPI that was measured here answered "duplicate" to everything (docs/write-path.md,
-"A model-backed judge").
+stored one. The learned judge stays the default: it runs offline, and the one chat model shipped whole on PyPI that was
+measured here answered "duplicate" to everything (docs/write-path.md, "A chat model as the judge").
 
 A model can answer anything, so its answer is read strictly: one JSON object holding a verdict of the four and a
 reason code of :data:`REASONS` that goes with it. Anything else (prose, a fifth verdict, an unknown code, a refusal,
