@@ -19,10 +19,12 @@ A participant (:func:`participant`) does what a laptop's browser does, speaking 
    their interval, as the frontend does). The lazily loaded bundle of each element type drawn (the plotly chart,
    tables, sliders: their chunks and dependencies as index.js lists them, :class:`Assets`) and the fonts the page
    uses are fetched as they appear, and the first page counts once they have arrived;
-3. **a slider move** (once every participant has its page, arriving again spread within ``--within`` s): the
-   threshold slider (key ``threshold``, else the first slider) one step, a ``rerun_script`` with its widget state
-   (and its fragment, if it sits in one), timed until that run has finished. The bare page has no slider: its
-   participants send a plain rerun (what pressing R does), for scale.
+3. **a slider move** (once every participant has its page, arriving again spread within ``--within`` s; with
+   ``--moves N``, N moves one after another, one step there and back): the threshold slider (key ``threshold``, else
+   the first slider) one step, a ``rerun_script`` with its widget state (and its fragment, if it sits in one), timed
+   until that run has finished: a fragment run (the lab's recall page reruns its results alone when a recall knob
+   moves, lab.state.knob_moved: ``slider_kind`` "fragment"), or a full run with nothing polling ("page"). The bare
+   page has no slider: its participants send a plain rerun (what pressing R does), for scale.
 
 A participant is **served** when its page came within ``--timeout`` seconds and is the lab's page or the room-full
 page (the lab's "try again" button, ``engine.room_full_retry``), with no exception element (a delta whose element is
@@ -33,8 +35,8 @@ server sent it: HTTP headers and bodies as transmitted, websocket frames as tran
 slider rerun p50/p95. The simulated laptops run in this process, on the server's cores: the JSON gives their CPU per
 participant (``client_cpu_per_participant_s``). On a shared machine read ratios and CPU, not seconds.
 
-Writes bench/results/room_protocol.json and .md (room_protocol_quick with --quick: N = 4 and 8). Exit status 0 when
-every participant of every room was served.
+Writes bench/results/room_protocol.json and .md (room_protocol_quick with --quick: N = 4 and 8; ``--out NAME``:
+NAME.json and .md). Exit status 0 when every participant of every room was served.
 """
 
 from __future__ import annotations
@@ -287,8 +289,26 @@ class Session:
             if run.status in (self._forward.FINISHED_SUCCESSFULLY, self._forward.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                 return run
 
-    def slider_move(self) -> Any | None:
-        """The widget state of the threshold slider (else the first slider) one step on, and its fragment."""
+    async def settled(self) -> Run:
+        """After a widget outside any fragment changed: the run it started, once finished. A fragment run (the widget's
+        callback reran a fragment alone, as the lab's recall knobs do), or a full run with nothing left polling
+        (:meth:`page`); exceptions of earlier runs carried over. Called with nothing polling (after :meth:`page`)."""
+        seen: list[str] = []
+        while True:
+            run = await self.finished.get()
+            seen += run.exceptions
+            if run.status == self._forward.FINISHED_FRAGMENT_RUN_SUCCESSFULLY or (
+                    run.status == self._forward.FINISHED_SUCCESSFULLY and not run.polling):
+                run.exceptions = seen
+                return run
+
+    def fragment_run(self, run: Run) -> bool:
+        return run.status == self._forward.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+    def slider_move(self, index: int = 0) -> Any | None:
+        """The widget state of the threshold slider (else the first slider) for move ``index``: one step from the
+        value the page drew, then back, and so on (every move a change; a fragment run does not draw the slider
+        again, so the value it drew is kept here), and its fragment."""
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 
         if not self.sliders:
@@ -298,7 +318,8 @@ class Session:
         slider = chosen.proto
         value = list(slider.value if slider.set_value else slider.default)
         step = slider.step or 1
-        new = value[0] + step if value[0] + step <= slider.max else value[0] - step
+        moved = value[0] + step if value[0] + step <= slider.max else value[0] - step
+        new = moved if index % 2 == 0 else value[0]
         state = WidgetState(id=chosen.id)
         state.double_array_value.data[:] = [round(new, 10), *value[1:]]
         return state, chosen.fragment_id
@@ -317,6 +338,9 @@ class Participant:
     ws_bytes_page: int = 0
     ws_bytes_slider: int = 0
     slider_s: float | None = None
+    """The first slider move's time."""
+    slider_times: list[float] = field(default_factory=list)
+    """Every move's time (``--moves``)."""
     slider_kind: str = ""
     assets: int = 0
 
@@ -386,10 +410,15 @@ class Client:
         r.lab_page = r.lab_page or bool(run.metrics)
         r.served = (self.bare or r.lab_page or r.room_full) and not r.exceptions
 
-    async def move(self) -> None:
+    async def moves(self, count: int) -> None:
+        """``count`` slider moves, one after another (:meth:`move`)."""
+        for index in range(count):
+            await self.move(index)
+
+    async def move(self, index: int = 0) -> None:
         """Move the slider one step (a plain rerun on the bare page) and wait for that run."""
         assert self.session is not None
-        move = self.session.slider_move()
+        move = self.session.slider_move(index)
         before = self._ws_count.bytes
         began = time.perf_counter()
         if move is None:
@@ -398,11 +427,13 @@ class Client:
             run = await self.session.page()
         else:
             state, fragment = move
-            self.result.slider_kind = "fragment" if fragment else "page"
             await self.session.send(self.session.back(widget=state, fragment_id=fragment))
-            run = await (self.session.rerun_done() if fragment else self.session.page())
-        self.result.slider_s = time.perf_counter() - began
-        self.result.ws_bytes_slider = self._ws_count.bytes - before
+            run = await (self.session.rerun_done() if fragment else self.session.settled())
+            self.result.slider_kind = "fragment" if self.session.fragment_run(run) else "page"
+        took = time.perf_counter() - began
+        self.result.slider_times.append(took)
+        self.result.slider_s = self.result.slider_s if self.result.slider_s is not None else took
+        self.result.ws_bytes_slider += self._ws_count.bytes - before
         self.result.exceptions += run.exceptions
         self.result.served = self.result.served and not run.exceptions
 
@@ -439,9 +470,11 @@ async def _guarded(client: Client, step, timeout_s: float) -> None:
 
 
 async def room_clients(base: str, pid: int, n: int, within: float, timeout_s: float, *, bare: bool,
-                       query: str = "", assets: Assets | None = None) -> tuple[list[Participant], dict]:
-    """N participants arrive spread within ``within`` s; once all have their page, each moves the slider (arriving
-    spread the same way). Each participant's result, and the server's CPU seconds and the time of each phase."""
+                       query: str = "", assets: Assets | None = None,
+                       moves: int = 1) -> tuple[list[Participant], dict]:
+    """N participants arrive spread within ``within`` s; once all have their page, each moves the slider ``moves``
+    times, one move after another (starting spread the same way). Each participant's result, and the server's CPU
+    seconds and the time of each phase."""
     assets = assets or Assets.from_static(_static_dir())
     clients = [Client(base, query, assets, bare=bare) for _ in range(n)]
     spread = [i * within / max(n - 1, 1) for i in range(n)]
@@ -451,12 +484,14 @@ async def room_clients(base: str, pid: int, n: int, within: float, timeout_s: fl
         await asyncio.gather(*(_staggered(d, _guarded(c, c.arrive(), timeout_s)) for d, c in zip(spread, clients)))
         cpu1, arrivals_s = server_cpu(pid), time.perf_counter() - began
         ready = [c for c in clients if c.session is not None and c.result.first_page_s is not None]
-        await asyncio.gather(*(_staggered(d, _guarded(c, c.move(), timeout_s)) for d, c in zip(spread, ready)))
+        await asyncio.gather(*(_staggered(d, _guarded(c, c.moves(moves), timeout_s * moves))
+                               for d, c in zip(spread, ready)))
         cpu2 = server_cpu(pid)
     finally:
         await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    moved = sum(len(c.result.slider_times) for c in ready)
     return [c.result for c in clients], {"arrival_cpu": cpu1 - cpu0, "slider_cpu": cpu2 - cpu1,
-                                         "arrivals_s": arrivals_s, "moved": len(ready), "client_cpu": _own_cpu() - own0}
+                                         "arrivals_s": arrivals_s, "moved": moved, "client_cpu": _own_cpu() - own0}
 
 
 def _own_cpu() -> float:
@@ -466,9 +501,11 @@ def _own_cpu() -> float:
 
 
 async def room(base: str, pid: int, n: int, within: float, timeout_s: float, *, bare: bool, query: str = "",
+               moves: int = 1,
                assets: Assets | None = None) -> dict:
     """:func:`room_clients`, summarized (:func:`summarize`)."""
-    results, phases = await room_clients(base, pid, n, within, timeout_s, bare=bare, query=query, assets=assets)
+    results, phases = await room_clients(base, pid, n, within, timeout_s, bare=bare, query=query, assets=assets,
+                                         moves=moves)
     return summarize(results, **phases)
 
 
@@ -476,7 +513,7 @@ def summarize(results: list[Participant], *, arrival_cpu: float, slider_cpu: flo
               moved: int, client_cpu: float = 0.0) -> dict:
     n = len(results)
     pages = [r.first_page_s for r in results if r.first_page_s is not None]
-    moves = [r.slider_s for r in results if r.slider_s is not None]
+    moves = [took for r in results for took in r.slider_times]
     total = [r.http_bytes + r.ws_bytes_page + r.ws_bytes_slider for r in results]
     return {
         "participants": n, "served": sum(r.served for r in results),
@@ -570,7 +607,7 @@ def served(script: str, *, cwd: Path, env_extra: dict[str, str] | None = None, l
                 out.close()  # type: ignore[union-attr]
 
 
-def measure(ns: list[int], within: float, timeout_s: float) -> list[dict]:
+def measure(ns: list[int], within: float, timeout_s: float, *, moves: int = 1) -> list[dict]:
     assets = Assets.from_static(_static_dir())
     rooms = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -579,9 +616,11 @@ def measure(ns: list[int], within: float, timeout_s: float) -> list[dict]:
         for n in ns:
             row: dict[str, Any] = {"n": n}
             with served("bare.py", cwd=bare_dir) as (base, proc):
-                row["bare"] = asyncio.run(room(base, proc.pid, n, within, timeout_s, bare=True, assets=assets))
+                row["bare"] = asyncio.run(room(base, proc.pid, n, within, timeout_s, bare=True, assets=assets,
+                                               moves=moves))
             with served("serve.py", cwd=ROOT) as (base, proc):
-                row["lab"] = asyncio.run(room(base, proc.pid, n, within, timeout_s, bare=False, assets=assets))
+                row["lab"] = asyncio.run(room(base, proc.pid, n, within, timeout_s, bare=False, assets=assets,
+                                              moves=moves))
                 row["lab"]["server_alive"] = proc.poll() is None
             lab, bare = row["lab"], row["bare"]
             row["p95_ratio"] = (lab["first_page_p95_s"] / bare["first_page_p95_s"]
@@ -632,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--participants", default=None, help="comma-separated room sizes (default 30,60,100)")
     p.add_argument("--within", type=float, default=2.0, help="seconds over which a room's participants arrive")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a participant waits for its page or rerun")
+    p.add_argument("--moves", type=int, default=1,
+                   help="slider moves per participant, one after another, each waiting for its run (default 1)")
+    p.add_argument("--out", default=None, metavar="NAME",
+                   help="write bench/results/NAME.json and .md (default room_protocol, room_protocol_quick)")
     a = p.parse_args(argv)
     try:
         ns = [int(v) for v in (a.participants or ("4,8" if a.quick else "30,60,100")).split(",") if v.strip()]
@@ -639,13 +682,18 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--participants: {a.participants!r} is not a comma-separated list of numbers")
     if not ns or min(ns) < 1:
         p.error("--participants: give one or more room sizes of at least 1")
-    rooms = measure(ns, a.within, a.timeout)
+    if a.moves < 1:
+        p.error(f"--moves: give 1 or more moves per participant, got {a.moves}")
+    if a.out is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,80}", a.out):
+        p.error(f"--out: {a.out[:80]!r} is not a plain file name (letters, digits, '_', '.', '-')")
+    rooms = measure(ns, a.within, a.timeout, moves=a.moves)
     text = table(rooms, a.within)
     print(text)
     command = "python -m bench.room_protocol" + (" --quick" if a.quick else "") + \
-        (f" --participants {a.participants}" if a.participants else "") + (f" --within {a.within:g}" if a.within != 2.0 else "")
-    write_results("room_protocol_quick" if a.quick else "room_protocol",
-                  {"command": command, "within_s": a.within, "rooms": rooms}, text)
+        (f" --participants {a.participants}" if a.participants else "") + (f" --within {a.within:g}" if a.within != 2.0 else "") + \
+        (f" --moves {a.moves}" if a.moves != 1 else "") + (f" --out {a.out}" if a.out else "")
+    write_results(a.out or ("room_protocol_quick" if a.quick else "room_protocol"),
+                  {"command": command, "within_s": a.within, "moves": a.moves, "rooms": rooms}, text)
     return 0 if all(r["lab"]["served"] == r["n"] for r in rooms) else 1
 
 

@@ -57,6 +57,29 @@ class Step:
     """Widget key -> value; sidebar values not named here go back to their defaults."""
     scale: str = DEFAULT_SCALE
     """The similarity scale the step's threshold is on (its model's, for its scenario's language)."""
+    target: str = ""
+    """The section of the page the step's line points at (:data:`TARGETS`): the page draws it first, in the
+    container keyed :data:`TARGET_KEY`, so it is on a projector's first screen (1024x768, the sidebar open)."""
+
+
+TARGET_KEY = "lesson-target"
+"""The key of the container holding a step's target (CSS class ``st-key-lesson-target``: the browser test's anchor)."""
+TARGETS = {"blind": "sides", "threshold": "candidates", "decay": "candidates", "write_path": "sides",
+           "pollution": "compare", "erasure": "report", "study": "curves"}
+"""Step key -> the section of its page the step's line points at: the blind and governed lists and the candidate
+table (recall), the injection buttons with the before and after counts (pollution), the canary and erase buttons with
+the report (erasure), the precision and recall curves with the recommended point (study)."""
+FIRST_SCREEN_HEIGHT = 768
+"""A projector's first screen (1024x768 with the sidebar open): a step's target starts inside it with at least
+:data:`TARGET_SHOWN` pixels of it (or all of it, when shorter) above its bottom edge (tests/test_browser.py)."""
+TARGET_SHOWN = 240
+"""Pixels of a step's target the first screen shows at least: a table's header and first rows, a row of counts with
+what the page says about them, the buttons that change them."""
+LESSON_STYLE = """<style>
+@media (max-height: 900px) { [data-testid="stMainBlockContainer"] { padding-top: 4rem; } }
+</style>"""
+"""On a lesson step in a short window (a projector's 768 pixels): Streamlit's 6rem above the page shrinks to 4rem,
+just under its toolbar, so 32 more pixels of the step's target are on the first screen."""
 
 
 def _threshold(value: float, lang: str) -> float:
@@ -92,7 +115,7 @@ def steps(lang: str = "en") -> tuple[Step, ...]:
     cut = _threshold(0.3, lang)
 
     def step(key: str, page: str, values: dict[str, Any]) -> Step:
-        return Step(key, page, values, scale)
+        return Step(key, page, values, scale, TARGETS[key])
 
     return (
         step("blind", "recall-view", {**first, "write_path": "raw", "threshold": 0.0, "top_k": 10}),
@@ -167,6 +190,23 @@ def _step_from_url() -> int | None:
     return int(raw) - 1 if raw.isdigit() and 1 <= int(raw) <= len(STEPS) else None
 
 
+def target_on(page: str) -> str | None:
+    """The section of ``page`` (a url path of lab.PAGES) the current lesson step points at, or None when the
+    participant is not on a lesson step whose page is ``page``."""
+    current = st.session_state.get(STEP_KEY)
+    if current is None or not 0 <= current < len(STEPS):
+        return None
+    step = steps(_lang())[current]
+    return step.target if step.page == page else None
+
+
+def target_box(page: str, section: str) -> Any | None:
+    """Where ``page`` (a url path of lab.PAGES) draws ``section`` when the current step points at it: a container keyed
+    :data:`TARGET_KEY` at this point of the page (the page draws the section first, right under the lesson's line and
+    its own pickers); None otherwise, and the page keeps its own order."""
+    return st.container(key=TARGET_KEY) if target_on(page) == section else None
+
+
 def goto() -> str | None:
     """The page a click asked for on this run (once), as a url path of lab.PAGES."""
     page = st.session_state.pop(GOTO_KEY, None)
@@ -194,6 +234,7 @@ def render_banner(defaults: dict[str, Any]) -> None:
     if current is None or not 0 <= current < len(STEPS):
         return
     st.query_params[STEP_PARAM] = str(current + 1)
+    st.sidebar.html(LESSON_STYLE)  # in the sidebar: a style element in the page's block would take a row's gap
     step = steps(_lang())[current]
     with st.container(border=True):
         st.markdown(f"**{t('lesson.step', n=current + 1, total=len(STEPS))} · {t(f'lesson.{step.key}.title')}**  \n"

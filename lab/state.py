@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Collection
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from memory import (
     DEFAULT_JUDGE,
@@ -76,6 +77,17 @@ LAB_MODELS_ENV = "MEMORY_LAB_MODEL_DIRS"
 """Instructor's setting: local sentence-transformers folders offered in the embedder picker (os.pathsep-separated)."""
 DEFAULT_WRITE_PATH = "facts"
 SETTINGS_KEY = "lab.settings"
+"""The settings of this session's last run (:func:`settings`): the sidebar's choices as app.py drew them, the knobs'
+values as they are."""
+FRAGMENT_KEY = "lab.knob_fragment"
+"""The fragment (its ``@st.fragment`` key) of the page drawn last that holds everything :data:`FRAGMENT_KNOBS` change,
+absent when that page has none (or stopped before it): a move of one of those knobs reruns that fragment alone
+(:func:`knob_moved`). Every full run starts without it (:func:`render_sidebar`); the page's fragment sets it again."""
+FRAGMENT_KNOBS = frozenset({"threshold", "top_k", "window_size", "decay_rate", "alpha", "beta", "gamma", "token_budget"})
+"""The knobs that change only what recall does with the fetched candidates (memory.runtime.recall.govern: the
+threshold, the ranking, the budget) and the context built from its result (the window): never the candidates, the
+lab or the sidebar. The dedup bands change the write path's verdicts and the Dedup page, and may make the config
+invalid against each other: a move of a band reruns the whole script."""
 UPLOAD_KEY = "scenario_upload"
 UPLOAD_PREFIX = "upload-"
 """Start of ``Settings.scenario_key`` for an uploaded scenario (then the sha1 of its bytes, 12 hex digits)."""
@@ -423,10 +435,15 @@ def render_sidebar() -> Settings:
     remapped = _apply_remap()
     if remapped:
         sidebar.info(remapped, icon=":material/straighten:")
-    values = {k.key: _knob(sidebar, k) for k in KNOBS if not k.advanced}
+    st.session_state.pop(FRAGMENT_KEY, None)  # the page drawn by this run registers its fragment again
+    for knob in KNOBS:
+        if not knob.advanced:
+            _knob(sidebar, knob)
     shipped = shipped_scenarios()
     with sidebar.expander(t("sidebar.advanced")):
-        values.update({k.key: _knob(st, k) for k in KNOBS if k.advanced})
+        for knob in KNOBS:
+            if knob.advanced:
+                _knob(st, knob)
         choice = st.selectbox(t("sidebar.embedder"), embedder_choices(), key="embedder", bind="query-params",
                               help=t("sidebar.embedder_help"))
         stem = st.selectbox(
@@ -453,9 +470,9 @@ def render_sidebar() -> Settings:
     _track_scale(scale_name(embedder, scenario.language))
     if choice == AUTO:
         sidebar.caption(t("sidebar.embedder_auto", embedder=embedder))
-    config, config_error = config_from(values)
-    if config_error:
-        sidebar.error(t("sidebar.config_error", error=config_error))
+    current = with_knobs(Settings(None, None, embedder, scenario, scenario_key, scenario_error, lang, write_path, judge))
+    if current.config_error:
+        sidebar.error(t("sidebar.config_error", error=current.config_error))
     sidebar.button(t("sidebar.reset_defaults"), on_click=reset_defaults, key="reset_defaults", width="stretch",
                    icon=":material/restart_alt:")
     sidebar.button(t("sidebar.reset_lab"), on_click=reset_lab, key="reset_lab", width="stretch",
@@ -464,7 +481,6 @@ def render_sidebar() -> Settings:
     _report_dropped(sidebar, asked)
     remember_lab(sidebar)
     st.session_state[SHOWN_KEY] = (lang, {"scenario": stem})
-    current = Settings(config, config_error, embedder, scenario, scenario_key, scenario_error, lang, write_path, judge)
     st.session_state[SETTINGS_KEY] = current
     return current
 
@@ -510,18 +526,50 @@ def _knob(container: Any, knob: Knob) -> Any:
     if knob.number_input:
         return container.number_input(
             label, min_value=low, max_value=high, value=knob.default, step=int(knob.step), key=knob.key,
-            help=help_text, bind="query-params",
+            help=help_text, bind="query-params", on_change=knob_moved if knob.key in FRAGMENT_KNOBS else None,
         )
     step = int(knob.step) if isinstance(knob.default, int) else float(knob.step)
     return container.slider(
         label, min_value=low, max_value=high, value=knob.default, step=step, key=knob.key, help=help_text,
-        bind="query-params",
+        bind="query-params", on_change=knob_moved if knob.key in FRAGMENT_KNOBS else None,
     )
 
 
+def knob_values() -> dict[str, Any]:
+    """Every knob's value now, by MemoryConfig field (session state; its default before its widget was ever drawn)."""
+    return {knob.key: st.session_state.get(knob.key, knob.default) for knob in KNOBS}
+
+
+def with_knobs(current: Settings) -> Settings:
+    """``current`` with the config the knobs hold now (or its error): what the sidebar draws on a full run, and what a
+    fragment run reads after a knob's move (app.py, and so the sidebar, does not run then)."""
+    config, error = config_from(knob_values())
+    if (config, error) == (current.config, current.config_error):
+        return current
+    return replace(current, config=config, config_error=error)
+
+
 def settings() -> Settings:
-    """The settings the sidebar drew this rerun (app.py draws it before the page runs)."""
-    return st.session_state[SETTINGS_KEY]
+    """The settings now: the sidebar's choices as app.py drew them this run or, in a fragment run, on the last full
+    run (they change by full runs only), with the knobs' values as they are now (:func:`with_knobs`; remembered)."""
+    current = st.session_state[SETTINGS_KEY] = with_knobs(st.session_state[SETTINGS_KEY])
+    return current
+
+
+def knob_moved() -> None:
+    """on_change of a knob of :data:`FRAGMENT_KNOBS`: when the page drawn last holds what the knobs change in a
+    fragment (:data:`FRAGMENT_KEY`), and the config was and stays valid, that fragment reruns alone: the sidebar, the
+    lesson's line and the page's header and pickers stay as drawn (the slider shows its new value and the URL follows
+    it in the browser). Otherwise the whole script reruns, as after any other widget: another page, or an invalid
+    combination, whose message is the sidebar's."""
+    fragment = st.session_state.get(FRAGMENT_KEY)
+    drawn = st.session_state.get(SETTINGS_KEY)
+    if fragment is None or drawn is None or drawn.config_error or settings().config_error:
+        return
+    try:
+        st.rerun(fragment)
+    except StreamlitAPIException:  # not registered in this session's runs (a server restarted under the page)
+        return
 
 
 def require_config(current: Settings) -> MemoryConfig:

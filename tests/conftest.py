@@ -21,6 +21,8 @@ from memory.embed import embedders
 from bench.common import chroma_server as server_on
 from memory import LexicalEmbedder, MemoryConfig, MemoryManager, StoreLocation, make_embedder, release_client
 
+import fragment_runs
+
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared")
 LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "locomo-sample.json"))
 
@@ -28,6 +30,8 @@ LOCOMO_SAMPLE = os.path.abspath(os.path.join(SHARED, "datasets", "locomo", "loco
 # here, for the 769 distributions of this environment; a real server scans once at its start). The installed
 # distributions do not change during a test session, so each worker scans once. The scan's result is the same list.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+# After a fragment-only run (a recall knob's move) AppTest's tree keeps the rest of the page, as the browser does.
+fragment_runs.keep_the_page()
 
 
 class VectorMemo:

@@ -935,6 +935,26 @@ st.table header (the blind and governed lists' pollution column), metric, button
 window's width, no metric label or button text cut short with an ellipsis; also the visible width of each data
 table (a canvas: its columns are not in the page) and the lesson's line (its position)."""
 
+TARGET_BOX = """key => {
+    const el = document.querySelector(`.st-key-${key}`), main = document.querySelector("[data-testid='stMain']");
+    const r = el ? el.getBoundingClientRect() : null;
+    return {found: !!el, top: r ? r.top : null, height: r ? r.height : null, page_scrolled: window.scrollY,
+            main_scrolled: main ? main.scrollTop : null, screen: window.innerHeight};
+}"""
+"""Where the lesson step's target (the container keyed lab.lesson.TARGET_KEY) lies in the window, and how far the page
+and Streamlit's main section (which scrolls the page's content) are scrolled."""
+
+
+def _target_on_first_screen(box: dict) -> bool:
+    """A step's target starts inside the first screen and at least lab.lesson.TARGET_SHOWN pixels of it (all of it,
+    when shorter) are above the screen's bottom edge, the page not scrolled."""
+    from lab.lesson import FIRST_SCREEN_HEIGHT, TARGET_SHOWN
+
+    return (box["found"] and box["page_scrolled"] == 0 and box["main_scrolled"] == 0 and box["height"] > 0
+            and box["screen"] == FIRST_SCREEN_HEIGHT
+            and 0 <= box["top"] and box["top"] + min(box["height"], TARGET_SHOWN) <= FIRST_SCREEN_HEIGHT)
+
+
 SMALL_COLUMN_PX = 75
 """Streamlit's width of a ``"small"`` data table column, in pixels."""
 
@@ -953,12 +973,13 @@ def _lesson_columns_px() -> int:
 def test_every_lesson_step_at_1024x768_in_both_languages(browser, server, lang):
     """The guided lesson as an instructor runs it on a projector: 1024x768, the sidebar open, step 1 from the sidebar
     then "Next step" to step 7, in English and in Chinese. On every step's page the step's line is on the first
-    screen and nothing it points at is cut (:data:`LAYOUT`): the page does not scroll sideways; table headers,
-    metrics, buttons, data tables and charts lie inside the window; no metric label or button is cut short; and on
-    the recall page the candidate table shows the lesson's columns (text, stage, reason, similarity, recency, score)
-    without sideways scrolling. A screenshot of each step's first screen:
-    test-artifacts/screenshots/lesson-<n>-<lang>-1024x768.png."""
-    from lab.lesson import steps
+    screen, so is what the line points at (the step's target, lab.lesson.TARGETS, measured by :data:`TARGET_BOX` as the
+    page is drawn, unscrolled: :func:`_target_on_first_screen`), and nothing it points at is cut (:data:`LAYOUT`): the
+    page does not scroll sideways; table headers, metrics, buttons, data tables and charts lie inside the window; no
+    metric label or button is cut short; and on the recall page the candidate table shows the lesson's columns (text,
+    stage, reason, similarity, recency, score) without sideways scrolling. Leaving the lesson, the page draws no
+    target. A screenshot of each step's first screen: test-artifacts/screenshots/lesson-<n>-<lang>-1024x768.png."""
+    from lab.lesson import TARGET_KEY, steps
 
     need = _lesson_columns_px()
     context = _context(browser, SCREEN)
@@ -971,6 +992,7 @@ def test_every_lesson_step_at_1024x768_in_both_languages(browser, server, lang):
         first = sidebar.get_by_role("button", name=f"1. {i18n.TEXT[f'lesson.{lesson[0].key}.title'][lang]}")
         first.wait_for(timeout=LOAD_TIMEOUT_MS)
         _rerun(tab, first.click)
+        misplaced: list[tuple] = []
         for n, step in enumerate(lesson, 1):
             line = i18n.TEXT["lesson.step"][lang].format(n=n, total=len(lesson))
             tab.get_by_text(line).first.wait_for(timeout=LOAD_TIMEOUT_MS)
@@ -982,10 +1004,16 @@ def test_every_lesson_step_at_1024x768_in_both_languages(browser, server, lang):
             found = tab.evaluate(LAYOUT, line)
             assert found["problems"] == [], (lang, n, step.key, found["problems"])
             assert found["banner"] and 0 <= found["banner_top"] < SCREEN["height"] / 2, (lang, n, found)
+            box = tab.evaluate(TARGET_BOX, TARGET_KEY)
+            if not _target_on_first_screen(box):  # every step's box in the message, not the first one's alone
+                misplaced.append((n, step.key, step.target, box))
             if step.page == "recall-view":
                 assert found["grids"] and all(w >= need for w in found["grids"]), (lang, n, found["grids"], need)
             tab.screenshot(path=str(SHOTS / f"lesson-{n}-{lang}-1024x768.png"))
             if n < len(lesson):
                 _rerun(tab, tab.get_by_role("button", name=i18n.TEXT["lesson.next"][lang]).click)
+        assert misplaced == [], (lang, misplaced)
+        _rerun(tab, tab.get_by_role("button", name=i18n.TEXT["lesson.leave"][lang]).click)
+        assert tab.locator(f".st-key-{TARGET_KEY}").count() == 0, "outside the lesson a page keeps its own order"
     finally:
         _release(context)

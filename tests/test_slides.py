@@ -118,7 +118,7 @@ def test_every_pages_chart_gives_the_camera_a_named_slide_at_2x():
     """Every st.plotly_chart of the pages passes figures.slide_config with its own file name: the modebar camera
     downloads ``<name>.png`` at 1280x720 drawn at 2x (2560x1440), not the chart's size on the page (666x370)."""
     calls = _chart_calls()
-    assert len(calls) >= 10, calls
+    assert len(calls) >= 9, calls  # every page's charts (the study's four curves share one call site)
     names = []
     for page, call in calls:
         config = next((k.value for k in call.keywords if k.arg == "config"), None)

@@ -2,20 +2,27 @@
 
 "Before" runs the library's own verification (memory.runtime.erase.verify_erased) on the live data, so
 both columns count the same things: what the path holds of the user, then what remained.
+
+On lesson step 6 what its line points at (lab.lesson.target_box) is drawn in the lesson's target, right under the
+user picker, on a projector's first screen: the last erasure's report first (the line says "read the report"), then
+the canary and erase buttons (before any erasure, the buttons first), then what the lab holds of the user now.
 """
 
 from __future__ import annotations
 
 import secrets
+from contextlib import nullcontext
 
 import pandas as pd
 import streamlit as st
 
-from lab import engine, figures, state
+from lab import engine, figures, lesson, state
 from lab.i18n import TEXT, headers, language, t, t_raw
 from memory import Message, scan_for_bytes
 
 PAGE = "erasure"
+URL_PATH = "erasure-view"  # this page's url path (lab.PAGES): what a lesson step names
+TARGET = "report"  # the section lesson step 6 points at (lab.lesson.TARGETS)
 CANARIES = 3
 LAST = f"{PAGE}.last"
 PENDING = f"{PAGE}.pending"  # session_state: (workspace, owner label) whose erasure waits for a confirmation
@@ -133,13 +140,15 @@ def _render_confirmation(workspace: str, label: str) -> None:
         no.button(t("erasure.cancel"), key=f"{PAGE}.cancel.{label}", width="stretch", on_click=_cancel, args=(label,))
 
 
-def _render_controls(lab: engine.Lab):
+def _pick(lab: engine.Lab):
+    """An erasure a confirmation asked for, then the user picker: the user shown, or None."""
     _erase_confirmed(lab)
     if notice := st.session_state.pop(NOTICE, None):
         st.info(t(notice[0], owner=notice[1]))
-    owner = state.pick_owner(lab.owners(), erased=lab.data.erased_owners)
-    if owner is None:
-        return None
+    return state.pick_owner(lab.owners(), erased=lab.data.erased_owners)
+
+
+def _render_controls(lab: engine.Lab, owner) -> None:
     label = state.owner_label(*owner)
     _render_moved(lab, label)
     pending = st.session_state.get(PENDING)
@@ -164,7 +173,6 @@ def _render_controls(lab: engine.Lab):
         st.caption(t("erasure.planted", canaries=", ".join(planted)))
     if st.session_state.get(PENDING) == (lab.workspace, label):
         _render_confirmation(lab.workspace, label)
-    return owner
 
 
 def _checklist(checks: list[dict]) -> pd.DataFrame:
@@ -222,12 +230,18 @@ def _render_last(last: dict) -> None:
 
 def main() -> None:
     lab = engine.start_page(PAGE)
-    owner = _render_controls(lab)
+    owner = _pick(lab)
+    target = lesson.target_box(URL_PATH, TARGET)
     last = lab.data.notes.get(LAST)
-    if last:
-        _render_last(last)
-    if owner is not None and (not last or last["owner"] != state.owner_label(*owner)):
-        _render_now(lab, owner)
+    with target or nullcontext():
+        if last and target is not None:
+            _render_last(last)
+        if owner is not None:
+            _render_controls(lab, owner)
+        if last and target is None:
+            _render_last(last)
+        if owner is not None and (not last or last["owner"] != state.owner_label(*owner)):
+            _render_now(lab, owner)
 
 
 def _render_now(lab: engine.Lab, owner) -> None:

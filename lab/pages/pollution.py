@@ -3,19 +3,27 @@
 "Before" is the same query over the same candidates minus everything the lab injected (the lab
 fetches every memory of the user, so that is exactly the pre-injection state), re-governed with
 the current sliders; "after" is the current state.
+
+On lesson step 5 what its line points at comes first (lab.lesson.target_box), on a projector's first screen: the
+injection buttons, then blind and governed in one row (each count now, its count before the injections under it),
+then what the page says about them; the write path's note and the rest follow.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import pandas as pd
 import streamlit as st
 
-from lab import MEMORY_TEXT_COLUMN, engine, figures, state, views
+from lab import MEMORY_TEXT_COLUMN, engine, figures, lesson, state, views
 from lab.i18n import headers, kinds_label, t
 from lab.pollution import INJECTIONS, plan_injection, unisolated_top_k
 from memory import govern
 
 PAGE = "pollution"
+URL_PATH = "pollution-view"  # this page's url path (lab.PAGES): what a lesson step names
+TARGET = "compare"  # the section lesson step 5 points at (lab.lesson.TARGETS)
 
 
 def _inject(lab: engine.Lab, kind: str, owner, choice) -> None:
@@ -38,8 +46,11 @@ def _inject(lab: engine.Lab, kind: str, owner, choice) -> None:
                                         "ok": report.ok}
 
 
-def _render_injections(lab: engine.Lab, owner, choice) -> None:
-    st.subheader(t("pollution.inject"))
+def _render_injections(lab: engine.Lab, owner, choice, *, note: bool = True) -> None:
+    """The injection buttons under their heading and, with ``note``, the write path's note; a lesson step's target
+    (``note=False``) has neither: its line says what the buttons do, and the note follows the counts."""
+    if note:
+        st.subheader(t("pollution.inject"))
     # rows of three, labels wrapping: five in a row at 1024x768 cut them ("Another u…") or broke words
     cols = [col for _ in range(0, len(INJECTIONS), 3) for col in st.columns(3)]
     for col, kind in zip(cols, INJECTIONS):
@@ -47,7 +58,8 @@ def _render_injections(lab: engine.Lab, owner, choice) -> None:
                       wrap=True):
             _inject(lab, kind, owner, choice)
             st.toast(t("pollution.injected", kind=t(f"inject.{kind}")))
-    st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
+    if note:
+        st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
 
 
 def _explain_contradiction(lab: engine.Lab, after) -> None:
@@ -76,6 +88,18 @@ def _render_side(title: str, result, kinds) -> None:
               help=t("pollution.m_share", share=f"{views.polluted_token_share(result.governed, kinds):.0%}"))
     st.caption(t("pollution.token_share", blind=f"{views.polluted_token_share(result.blind, kinds):.0%}",
                  governed=f"{views.polluted_token_share(result.governed, kinds):.0%}"))
+
+
+def _render_row(before, after, kinds) -> None:
+    """Blind and governed side by side in one row (a lesson step's target): each count now, its count before the
+    injections under it (the metrics' labels are the page's own, so a reader of the page finds them unchanged)."""
+    blind, governed = st.columns(2)
+    for col, label, side in ((blind, "pollution.m_blind", "blind"), (governed, "pollution.m_governed", "governed")):
+        hits, was = getattr(after, side), getattr(before, side)
+        col.metric(t(label), f"{sum(1 for h in hits if kinds(h.record))} / {len(hits)}",
+                   delta=f"{sum(1 for h in was if kinds(h.record))} / {len(was)}", delta_color="off", delta_arrow="off",
+                   delta_description=t("pollution.before"),
+                   help=t("pollution.m_share", share=f"{views.polluted_token_share(hits, kinds):.0%}"))
 
 
 def _render_injected(lab: engine.Lab, after, sandbox) -> None:
@@ -117,15 +141,27 @@ def _render_sandbox(sandbox, kinds) -> None:
             frame.columns, {"content": st.column_config.TextColumn(**MEMORY_TEXT_COLUMN)}))
 
 
+def _render_erased(lab: engine.Lab) -> None:
+    """What the "erased user" injection showed: the erased user's data seen by an unisolated ranking, then not."""
+    if note := lab.data.notes.get(f"{PAGE}.erased"):
+        st.success(t("pollution.erased_note", **{**note, "ok": t("common.yes" if note["ok"] else "common.no")}))
+
+
+def _render_why(lab: engine.Lab, after, kinds) -> None:
+    """Next to the counts: why a list shows no injected contradiction, or why governed recall still holds pollution."""
+    _explain_contradiction(lab, after)
+    state.explain_pollution(after, kinds, lab.settings.write_path,
+                            polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
+
+
 def main() -> None:
     lab = engine.start_page(PAGE)
     if not (picked := state.pick_target(lab)):
         return
     owner, choice, config = *picked, lab.config
-    _render_injections(lab, owner, choice)
-    note = lab.data.notes.get(f"{PAGE}.erased")
-    if note:
-        st.success(t("pollution.erased_note", **{**note, "ok": t("common.yes" if note["ok"] else "common.no")}))
+    target = lesson.target_box(URL_PATH, TARGET)
+    with target or nullcontext():
+        _render_injections(lab, owner, choice, note=target is None)
 
     kinds = lab.kinds_for(owner, choice.labelled)
     candidates = lab.candidates(owner, choice.text, choice.as_of)
@@ -134,14 +170,20 @@ def main() -> None:
     sandbox_after = unisolated_top_k(lab.manager, choice.text, config.top_k)
     sandbox_before = unisolated_top_k(lab.manager, choice.text, config.top_k, exclude=set(lab.data.injected))
 
-    left, right = st.columns(2)
-    with left:
-        _render_side(t("pollution.before"), before, kinds)
-    with right:
-        _render_side(t("pollution.after"), after, kinds)
-    _explain_contradiction(lab, after)
-    state.explain_pollution(after, kinds, lab.settings.write_path,
-                            polluted_blind=sum(1 for h in after.blind if kinds(h.record)))
+    if target is None:
+        _render_erased(lab)
+        left, right = st.columns(2)
+        with left:
+            _render_side(t("pollution.before"), before, kinds)
+        with right:
+            _render_side(t("pollution.after"), after, kinds)
+        _render_why(lab, after, kinds)
+    else:
+        with target:
+            _render_row(before, after, kinds)
+            _render_erased(lab)
+            _render_why(lab, after, kinds)
+        st.caption(t(f"pollution.write_path_note.{lab.settings.write_path}"))
     table = views.pollution_table(before, after, kinds, [h.record for h in sandbox_before],
                                   [h.record for h in sandbox_after])
     st.plotly_chart(figures.pollution_by_kind(table, text=figures.words("pollution_by_kind", t)), key=f"{PAGE}.chart",

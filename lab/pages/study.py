@@ -3,18 +3,24 @@
 The expensive part (memory.eval.ranking.rank: writing the dataset and scoring every question once) is cached
 per (dataset file, unit, mode, embedder) for the whole server process; a sweep then re-runs govern only.
 Results of this session are kept per request, so re-running the page recomputes nothing.
+
+On lesson step 7 what its line points at (lab.lesson.target_box) comes first, right under the title, on a projector's
+first screen: precision and recall against the threshold across the page's width, the recommended point starred on
+it, then the recommendation; the agent snippets, the study's controls and the other charts follow.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import streamlit as st
 
-from lab import DATASETS_DIR_ENV, LOCOMO_SAMPLE, agents, dataset_names, datasets_dir, engine, figures, state, study_figures
+from lab import (DATASETS_DIR_ENV, LOCOMO_SAMPLE, agents, dataset_names, datasets_dir, engine, figures, lesson, state,
+                 study_figures)
 from lab.i18n import headers, labels, phrases, t, t_raw
 from lab import report
 from lab.safe import Markup, literal_figure
@@ -41,6 +47,11 @@ from memory.eval import (
 )
 
 PAGE = "study"
+URL_PATH = "study-view"  # this page's url path (lab.PAGES): what a lesson step names
+TARGET = "curves"  # the section lesson step 7 points at (lab.lesson.TARGETS)
+# Pixels of the precision-and-recall chart as a lesson step's target: the whole chart on a projector's first screen
+# under the lesson's line and the page's title (the page's half-width charts are 500).
+TARGET_CHART_HEIGHT = 320
 SAMPLE = "locomo-sample"
 UPLOADED = "uploaded-scenario"
 UPLOAD_PREFIX = "upload:"
@@ -395,17 +406,38 @@ def _table(rows, **options) -> None:
     st.dataframe(rows, hide_index=True, column_config=headers(columns), **options)
 
 
-def _render_curves(result: StudyResult) -> None:
-    left, right = st.columns(2)
-    left.plotly_chart(_half(study_figures.precision_recall_vs_threshold(result)), key=f"{PAGE}.pr_threshold",
-                      config=figures.slide_config("study-pr-vs-threshold"))
-    right.plotly_chart(_half(study_figures.pr_curve(result)), key=f"{PAGE}.pr_curve",
-                       config=figures.slide_config("study-pr-curve"))
-    left, right = st.columns(2)
-    left.plotly_chart(_half(study_figures.injected_vs_threshold(result)), key=f"{PAGE}.injected",
-                      config=figures.slide_config("study-injected"))
-    right.plotly_chart(_half(study_figures.category_breakdown(result)), key=f"{PAGE}.categories",
-                       config=figures.slide_config("study-by-category"))
+# The study's charts, two in a row: (key, figure of lab/study_figures.py, slide file name).
+CURVES = (("pr_threshold", study_figures.precision_recall_vs_threshold, "study-pr-vs-threshold"),
+          ("pr_curve", study_figures.pr_curve, "study-pr-curve"),
+          ("injected", study_figures.injected_vs_threshold, "study-injected"),
+          ("categories", study_figures.category_breakdown, "study-by-category"))
+
+
+def _render_target_curve(result: StudyResult) -> None:
+    """A lesson step's target: precision and recall against the threshold (the recommended point starred) across the
+    page, short enough to fit a projector's first screen whole, the star labelled with its threshold (the room reads
+    the lab's answer to the line's question without scrolling to the recommendation)."""
+    name, draw, slide = CURVES[0]
+    fig = _worded(draw(result))
+    fig.update_layout(height=TARGET_CHART_HEIGHT, margin={"t": 50, "b": 40})
+    if (row := result.recommended.row) is not None and row.precision is not None:
+        fig.add_annotation(x=row.threshold, y=row.precision, text=f"<b>{row.threshold:g}</b>", showarrow=False,
+                           yshift=18, font={"size": 14})
+    _chart(st, fig, name, slide)
+
+
+def _chart(container, fig, name: str, slide: str) -> None:
+    """One of :data:`CURVES` drawn (a lesson step's target, or two in a row), its slide named ``slide``."""
+    container.plotly_chart(fig, key=f"{PAGE}.{name}", config=figures.slide_config(slide))
+
+
+def _render_curves(result: StudyResult, *, drawn: tuple[str, ...] = ()) -> None:
+    """The charts of :data:`CURVES` two in a row (but those ``drawn`` already, as a lesson step's target), then recall
+    and precision at k."""
+    charts = [chart for chart in CURVES if chart[0] not in drawn]
+    for row in range(0, len(charts), 2):
+        for col, (name, draw, slide) in zip(st.columns(2), charts[row:row + 2]):
+            _chart(col, _half(draw(result)), name, slide)
     st.markdown(f"**{t('study.at_k')}**")
     _table([{"k": k, "recall@k": _fmt(a.recall), "precision@k": _fmt(a.precision), "questions": a.questions}
             for k, a in result.at_k.items()])
@@ -503,8 +535,10 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def _render_study(current: state.Settings, config, found: list) -> None:
-    """The study the controls describe and its results; ``found`` gets it (lab.agents.Studied) once it has a result."""
+def _render_study(current: state.Settings, config, found: list, target=None) -> None:
+    """The study the controls describe and its results; ``found`` gets it (lab.agents.Studied) once it has a result.
+    ``target`` (a lesson step's, above the controls) gets the study's progress, its precision and recall curve and the
+    recommendation."""
     req = _request(current, config)
     if req is None:
         return
@@ -519,12 +553,15 @@ def _render_study(current: state.Settings, config, found: list) -> None:
         st.caption(t("study.slow_note"))
     if req.mode != "lexical":
         engine.embedder_for(req.embedder, wait=clicked)  # a press is not lost while the model loads
-    result = _settled(req, run=req.quick or clicked, hint=t("study.press_run"))
-    if result is None:
-        return
-    found.append(agents.Studied(result, req.name, req.digest))
-    _render_recommendation(result)
-    _render_curves(result)
+    with target or nullcontext():
+        result = _settled(req, run=req.quick or clicked, hint=t("study.press_run"))
+        if result is None:
+            return
+        found.append(agents.Studied(result, req.name, req.digest))
+        if target is not None:
+            _render_target_curve(result)
+        _render_recommendation(result)
+    _render_curves(result, drawn=(CURVES[0][0],) if target is not None else ())
     _render_table(result)
     _render_report(req, result, data)
     _render_compare(req, result)
@@ -532,10 +569,11 @@ def _render_study(current: state.Settings, config, found: list) -> None:
 
 def main() -> None:
     current, config = engine.page_header(PAGE)
+    target = lesson.target_box(URL_PATH, TARGET)  # a lesson step's: above the way out and the controls
     way_out = st.container()  # the way out, at the top: drawn once the page knows the study its file comes from
     found: list[agents.Studied] = []
     try:
-        _render_study(current, config, found)
+        _render_study(current, config, found, target)
     finally:  # also when the page stops to wait for a model: the file is offered as before
         with way_out:
             agents.render(current, found[0] if found else None)  # these settings as a file, and the snippets
