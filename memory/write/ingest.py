@@ -145,9 +145,14 @@ class _Whole:
     """A short message of several facts, read whole as the pair path reads a statement: its verdict against the stored
     fact nearest it is the verdict of its clauses about that fact."""
 
+    message: Message
     text: str
     vector: np.ndarray
     stored: list[tuple[MemoryRecord, float]]
+
+    @property
+    def owner(self) -> tuple[str, str]:
+        return self.message.tenant_id, self.message.user_id
 
 
 @dataclass
@@ -439,7 +444,7 @@ class Ingestor:
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, p.message)
         cut = {memory_id_for(b.message) for b in bounded}
-        return {key: _Whole(m.content.strip(), np.zeros(0, dtype=np.float32), []) for key, m in first.items()
+        return {key: _Whole(m, m.content.strip(), np.zeros(0, dtype=np.float32), []) for key, m in first.items()
                 if 2 <= counts[key] <= WHOLE_MAX_FACTS and key not in cut and len(m.content.strip()) <= WHOLE_MAX_CHARS}
 
     def _embed(self, pending: list[_Pending], bounded: list[_Bounded], failed: dict[str, BaseException],
@@ -520,15 +525,8 @@ class Ingestor:
                 whole = wholes.get(key)
                 named = self._decide_whole(pending[idx[0]], whole, cfg, added, changed, shelf) if whole else None
                 for n, i in enumerate(idx):
-                    forced = None
-                    if named is not None and (named[0].decision == "duplicate"
-                                              or named[0].decision == "update" and n == 0):
-                        forced = (replace(named[0], fact=pending[i].fact.text), changed.get(named[1].memory_id,
-                                                                                           named[1]))
-                    exclude = named[1].memory_id if named is not None else ""
-                    kept = replace(named[0], fact=pending[i].fact.text) if named is not None else None
-                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf,
-                                                    exclude=exclude, forced=forced, kept=kept))
+                    entries.append(self._decide_one(pending[i], stored[i], cfg, added, changed, shelf, whole=named,
+                                                    leads=n == 0))
             except Exception as exc:  # this message fails alone: undo its decisions
                 added, changed, shelf = saved[0], saved[1], saved[2]
                 del entries[saved[3]:]
@@ -575,11 +573,9 @@ class Ingestor:
                     [p.vector for p in pending] + [p.vector for p in pending if p.fact.said]
                     + [w.vector for w in wholes.values()])
         by_owner: dict[tuple[str, str], dict[str, str]] = {}
-        rows = [*zip(pending, stored)]
-        firsts = {memory_id_for(p.message): p for p in pending}
-        rows += [(firsts[key], w.stored) for key, w in wholes.items()]
-        for p, row in rows:
-            mine = by_owner.setdefault((p.message.tenant_id, p.message.user_id), {})
+        rows = [((p.message.tenant_id, p.message.user_id), row) for p, row in zip(pending, stored)]
+        for owner, row in rows + [(w.owner, w.stored) for w in wholes.values()]:
+            mine = by_owner.setdefault(owner, {})
             mine.update((r.memory_id, r.content) for r, _ in row if r.memory_id.startswith("fact-"))
         read = getattr(self.manager.store, "embeddings", None)
         if read is None:
@@ -610,26 +606,31 @@ class Ingestor:
 
     def _decide_one(self, p: _Pending, stored: list[tuple[MemoryRecord, float]], cfg: Any,
                     added: dict[str, tuple[MemoryRecord, np.ndarray]], changed: dict[str, MemoryRecord],
-                    shelf: dict[tuple[str, str], list[str]], *, exclude: str = "",
-                    forced: tuple[Decision, MemoryRecord] | None = None, kept: Decision | None = None) -> LogEntry:
+                    shelf: dict[tuple[str, str], list[str]], *, whole: tuple[Decision, MemoryRecord] | None = None,
+                    leads: bool = False) -> LogEntry:
         """Adjudicate one fact against its candidates and apply the decision to this batch's changes.
 
         The candidates: the ``candidates`` nearest active facts of the owner, of any category, then every other one
         among those read whose reading has the fact's attribute and subject (:func:`_same_attribute`), so a stored
-        value of the same attribute is always judged, however the two statements were categorised or worded."""
+        value of the same attribute is always judged, however the two statements were categorised or worded.
+
+        ``whole``: the verdict of the fact's message read whole and the stored fact it names (:meth:`_decide`), which
+        decides this fact's relation to that stored fact; ``leads``: the fact is its message's first."""
         owner = (p.message.tenant_id, p.message.user_id)
-        if forced is not None:  # the message read whole named this stored fact (:meth:`_decide`)
-            decision, found = forced
-            if found.memory_id in added:  # a fact of this batch: its latest state
-                found = added[found.memory_id][0]
+        verdict, named = whole if whole is not None else (None, None)
+        if verdict is not None and named is not None and (
+                verdict.decision == "duplicate" or verdict.decision == "update" and leads):
+            found = added[named.memory_id][0] if named.memory_id in added else changed.get(named.memory_id, named)
             by_id = {found.memory_id: found}
+            decision = replace(verdict, fact=p.fact.text)
         else:
-            pool = self._pool(p, stored, p.vector, added, changed, shelf, exclude=exclude)
+            pool = self._pool(p, stored, p.vector, added, changed, shelf, exclude=named.memory_id if named else "")
             by_id = {r.memory_id: r for r, _ in pool}
             decision = adjudicate(p.fact.text, [(CandidateRef(r.memory_id, r.content), s) for r, s in pool],
                                   config=cfg, judge=self.judge, said=p.fact.said)
-            if decision.decision == "new" and kept is not None and kept.decision in ("new", "coexist"):
-                decision = kept  # related to nothing else: the message's own verdict on the fact it was read against
+            if decision.decision == "new" and verdict is not None and verdict.decision in ("new", "coexist"):
+                # related to nothing else: the message's own verdict on the fact it was read against
+                decision = replace(verdict, fact=p.fact.text)
         at = p.message.timestamp if p.message.timestamp is not None else self.manager.clock()
         target = by_id.get(decision.candidate.id) if decision.candidate else None
         memory_id, superseded = p.memory_id, ""
@@ -679,10 +680,8 @@ class Ingestor:
         for i, p in enumerate(pending):
             groups.setdefault((p.message.tenant_id, p.message.user_id), []).append(i)
         mine: dict[tuple[str, str], list[_Whole]] = {}
-        for p in pending:
-            w = wholes.get(memory_id_for(p.message))
-            if w is not None and not any(x is w for x in mine.get((p.message.tenant_id, p.message.user_id), [])):
-                mine.setdefault((p.message.tenant_id, p.message.user_id), []).append(w)
+        for w in wholes.values():
+            mine.setdefault(w.owner, []).append(w)
         store, k = self.manager.store, self.candidates * OVERFETCH
         for key, idx in groups.items():
             now = max((pending[i].message.timestamp or self.manager.clock()) for i in idx)
@@ -694,6 +693,7 @@ class Ingestor:
             for w, pairs in zip(ws, found[len(idx):]):
                 w.stored = pairs
         return out
+
 
 def _rebase(store, changed: list[tuple[MemoryRecord, MemoryRecord]]) -> list[MemoryRecord]:
     """Re-read changed records and apply only this batch's changes to them.
